@@ -1,41 +1,63 @@
 """Kernels that run interpreted on small inputs and compiled (numba) on large ones.
 
 A kernel is written once, in the subset of Python that numba compiles: loops over NumPy int64
-arrays. Small placements (the CLI's usual case) run it as plain Python, so starting the command
-never pays for loading the compiler; large ones run the compiled form, cached on disk so it is
-compiled once per installation (``python -m rackwise.placement.warmup`` does it at install time).
-Both forms execute the same statements, so they give the same answer.
+arrays and ints. Small placements (the CLI's usual case) run it as plain Python, so starting the
+command never pays for loading the compiler; large ones run the compiled form, cached on disk so
+it is compiled once per installation (``python -m rackwise.placement.warmup`` does it at install
+time). Both forms execute the same statements, so they give the same answer.
+
+A kernel may call other kernels: called from Python, a kernel runs its Python form; compiled,
+the calls are bound to the other kernels' compiled forms.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
-from typing import Any, Final, Generic, TypeVar
-
-F = TypeVar("F", bound=Callable[..., Any])
+from typing import Any, Final
 
 JIT_MIN_WORK: Final = 20_000
 """Replica slots (partitions x replication factor) from which the compiled kernel is used."""
 
 
-class Kernel(Generic[F]):
+class Kernel:
     """A kernel function with its lazily compiled twin."""
 
-    def __init__(self, fn: F) -> None:
-        self.python: F = fn
-        self._compiled: F | None = None
+    def __init__(self, fn: Callable[..., Any], *, inline: bool = False) -> None:
+        self.python = fn
+        self.inline = inline
+        self._compiled: Callable[..., Any] | None = None
 
-    def compiled(self) -> F:
+    def __call__(self, *args: Any) -> Any:
+        return self.python(*args)
+
+    def compiled(self) -> Callable[..., Any]:
         if self._compiled is None:
             from numba import njit  # noqa: PLC0415 - deferred: loading numba costs ~0.2 s
 
-            self._compiled = njit(cache=True, nogil=True)(self.python)
+            fn = self.python
+            scope = dict(fn.__globals__)
+            for name in fn.__code__.co_names:
+                if isinstance(scope.get(name), Kernel):
+                    scope[name] = scope[name].compiled()
+            bound = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+            bound.__qualname__ = fn.__qualname__
+            bound.__module__ = fn.__module__
+            options: dict[str, Any] = {"inline": "always"} if self.inline else {}
+            self._compiled = njit(cache=True, nogil=True, **options)(bound)
         return self._compiled
 
-    def for_work(self, work: int) -> F:
+    def for_work(self, work: int) -> Callable[..., Any]:
         """The form to run for ``work`` replica slots."""
         return self.compiled() if work >= JIT_MIN_WORK else self.python
 
 
-def kernel(fn: F) -> Kernel[F]:
+def kernel(fn: Callable[..., Any]) -> Kernel:
+    """A kernel entry point."""
     return Kernel(fn)
+
+
+def inline_kernel(fn: Callable[..., Any]) -> Kernel:
+    """A kernel helper, inlined into the kernels that call it when compiled (passing arrays to a
+    compiled call costs reference counting on every call, which dominates a small helper)."""
+    return Kernel(fn, inline=True)
