@@ -1,0 +1,1 @@
+"""The ``rackwise`` command: one module per subcommand, argument parsing only."""

@@ -1,0 +1,73 @@
+"""``rackwise``: the entry point. Subcommands are imported only when used, so that a quick
+command never pays for a heavy one's imports."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from rackwise import __version__
+
+SUBCOMMANDS = {
+    "place": ("rackwise.cli.place", "place replicas of a topic and print reassignment JSON"),
+    "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
+}
+
+
+class CommandError(Exception):
+    """Bad input at the command line: printed as one line, exit status 1."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit status 1."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def build_parser() -> tuple[Parser, dict[str, Parser]]:
+    parser = Parser(prog="rackwise", description="Topology-aware replica management for Kafka.")
+    parser.add_argument("--version", action="version", version=f"rackwise {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    subparsers = {}
+    for name, (_, summary) in SUBCOMMANDS.items():
+        subparsers[name] = commands.add_parser(name, help=summary, description=summary)
+    return parser, subparsers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, subparsers = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    name = next((a for a in args_list if not a.startswith("-")), None)
+    if name in SUBCOMMANDS:
+        module = importlib.import_module(SUBCOMMANDS[name][0])
+        module.configure(subparsers[name])
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 1
+    from rackwise.common import RackwiseError  # noqa: PLC0415
+
+    try:
+        code: int = args.run(args)
+    except (RackwiseError, CommandError, OSError, ValueError) as e:
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.strerror}: {error.filename}"
+    return " ".join(str(error).split())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
