@@ -173,7 +173,7 @@ class SupportsRandrange(Protocol):
 
 
 RandomSource = JavaRandom | SupportsRandrange
-"""A source of random draws: a :class:`JavaRandom` (exact Kafka behaviour) or a ``random.Random``."""
+"""A source of draws: a :class:`JavaRandom` (exact Kafka behaviour) or a ``random.Random``."""
 
 
 def draw_ints(source: RandomSource, bounds: Sequence[int] | IntArray) -> IntArray:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Final
 
 NO_BROKER: Final = -1
-"""Sentinel broker id: "no broker" (Kafka uses -1 the same way, e.g. for a partition without leader)."""
+"""Sentinel broker id: "no broker" (Kafka's -1, as for the leader of a leaderless partition)."""
 
 
 @dataclass(frozen=True, order=True, slots=True)

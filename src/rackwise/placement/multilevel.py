@@ -124,6 +124,8 @@ class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
             state.pointer,
             state.turns,
             state.picks,
+            np.zeros(tree.num_nodes, dtype=np.int64),
+            tree.child_count.copy(),
             np.array(replay, dtype=np.int64),
             work,
         )
@@ -197,7 +199,7 @@ class _RingState:
 
 
 @kernel
-def _place_kernel(  # noqa: PLR0917
+def _place_kernel(
     position: IntArray,
     broker_ring: IntArray,
     child_start: IntArray,
@@ -212,6 +214,8 @@ def _place_kernel(  # noqa: PLR0917
     pointer: IntArray,
     turns: IntArray,
     picks: IntArray,
+    least: IntArray,
+    at_least: IntArray,
     replay: IntArray,
     work: IntArray,
 ) -> None:
@@ -226,8 +230,23 @@ def _place_kernel(  # noqa: PLR0917
         if leaf < 0:
             role = LEADER
             continue
-        _record(leaf, role, position, broker_ring, parent, child_start, child_count, children,
-                num_brokers, num_unfenced, pointer, turns, picks)
+        _record(
+            leaf,
+            role,
+            position,
+            broker_ring,
+            parent,
+            child_start,
+            child_count,
+            children,
+            num_brokers,
+            num_unfenced,
+            pointer,
+            turns,
+            picks,
+            least,
+            at_least,
+        )
         role = FOLLOWER
     for row in range(work.shape[0]):
         for slot in range(work.shape[1]):
@@ -237,11 +256,42 @@ def _place_kernel(  # noqa: PLR0917
             if work[row, slot] >= 0:
                 continue
             slot_role = LEADER if slot == 0 else FOLLOWER
-            leaf = _descend(slot_role, broker_ring, child_start, child_count, children, broker_of,
-                            count, free, free_unfenced, num_brokers, num_unfenced,
-                            ring_start, pointer, turns, picks)
-            _record(leaf, slot_role, position, broker_ring, parent, child_start, child_count,
-                    children, num_brokers, num_unfenced, pointer, turns, picks)
+            leaf = _descend(
+                slot_role,
+                broker_ring,
+                child_start,
+                child_count,
+                children,
+                broker_of,
+                count,
+                free,
+                free_unfenced,
+                num_brokers,
+                num_unfenced,
+                ring_start,
+                pointer,
+                turns,
+                picks,
+                least,
+                at_least,
+            )
+            _record(
+                leaf,
+                slot_role,
+                position,
+                broker_ring,
+                parent,
+                child_start,
+                child_count,
+                children,
+                num_brokers,
+                num_unfenced,
+                pointer,
+                turns,
+                picks,
+                least,
+                at_least,
+            )
             _mark(leaf, 1, parent, is_fenced, count, free, free_unfenced)
             work[row, slot] = leaf
         for slot in range(work.shape[1]):
@@ -285,6 +335,8 @@ def _descend(
     pointer: IntArray,
     turns: IntArray,
     picks: IntArray,
+    least: IntArray,
+    at_least: IntArray,
 ) -> int:
     """The leaf a new replica of the current partition goes to."""
     node = 0
@@ -294,28 +346,38 @@ def _descend(
         best = -1
         if broker_ring[node]:
             # A ring of brokers: the next free one after the last chosen, unfenced first.
-            first_fenced = -1
             j = pointer[role, node]
+            best_fenced = 1
+            best_total = 0
             for _ in range(size):
                 child = children[start + j]
                 j += 1
                 if j == size:
                     j = 0
-                if free[child] == 0:
+                if free[child] == 0 or (role == 0 and free_unfenced[child] == 0):
                     continue
-                if free_unfenced[child] > 0:
+                if role == 0:  # leaders turn the ring: the next free unfenced broker
                     best = child
                     break
-                if first_fenced < 0 and role == 1:
-                    first_fenced = child
-            if best < 0:
-                best = first_fenced
+                # Followers go to the least loaded free broker, unfenced first, ties in ring
+                # order; a broker at the rack's lowest load cannot be beaten.
+                fenced_only = 0 if free_unfenced[child] > 0 else 1
+                total = picks[0, child] + picks[1, child]
+                if (
+                    best < 0
+                    or fenced_only < best_fenced
+                    or (fenced_only == best_fenced and total < best_total)
+                ):
+                    best, best_fenced, best_total = child, fenced_only, total
+                    if fenced_only == 0 and total <= least[node]:
+                        break
         else:
             best_key0 = 0
             best_key1 = 0
             best_credit = 0
             node_weight = num_unfenced[node] if role == 0 else num_brokers[node]
-            node_turn = turns[role, node] + 1
+            # Leaders balance leaders; followers balance all replicas (leaders included).
+            node_turn = turns[0, node] + 1 if role == 0 else turns[0, node] + turns[1, node] + 1
             j = ring_start[node]
             for _ in range(size):
                 child = children[start + j]
@@ -331,7 +393,8 @@ def _descend(
                 key1 = 0 if free_unfenced[child] > 0 else 1
                 # Smooth weighted round robin, kept lazily: a child's credit after this turn is
                 # its weight times the node's turns minus the node's weight times its picks.
-                c = weight * node_turn - node_weight * picks[role, child]
+                held = picks[0, child] if role == 0 else picks[0, child] + picks[1, child]
+                c = weight * node_turn - node_weight * held
                 if (
                     best < 0
                     or key0 < best_key0
@@ -358,6 +421,8 @@ def _record(
     pointer: IntArray,
     turns: IntArray,
     picks: IntArray,
+    least: IntArray,
+    at_least: IntArray,
 ) -> None:
     """Turn the rings on the path to ``leaf`` as if each node had chosen its path child."""
     child = leaf
@@ -365,11 +430,25 @@ def _record(
     while node >= 0:
         start = child_start[node]
         size = child_count[node]
+        turns[role, node] += 1
+        picks[role, child] += 1
         if broker_ring[node]:
             after = position[child] + 1
             pointer[role, node] = 0 if after == size else after
-        else:
-            turns[role, node] += 1
-            picks[role, child] += 1
+            if picks[0, child] + picks[1, child] - 1 == least[node]:
+                at_least[node] -= 1
+                if at_least[node] == 0:  # every broker moved up: find the new lowest load
+                    low = picks[0, child] + picks[1, child]
+                    num_low = 0
+                    for i in range(size):
+                        kid = children[start + i]
+                        load = picks[0, kid] + picks[1, kid]
+                        if load < low:
+                            low = load
+                            num_low = 0
+                        if load == low:
+                            num_low += 1
+                    least[node] = low
+                    at_least[node] = num_low
         child = node
         node = parent[node]

@@ -117,7 +117,8 @@ def check_placement(
     rows = list(answer)
     if len(rows) != spec.num_partitions:
         raise PlacerPluginException(
-            f"Replica placer {who!r} returned {len(rows)} partitions, expected {spec.num_partitions}"
+            f"Replica placer {who!r} returned {len(rows)} partitions, "
+            f"expected {spec.num_partitions}"
         )
     allowed = set(candidates)
     existing = cluster.topic_assignment(spec.topic)
@@ -132,9 +133,7 @@ def check_placement(
     return out
 
 
-def _row_problem(
-    replicas: list[int], rf: int, allowed: set[int], existing: Sequence[int]
-) -> str:
+def _row_problem(replicas: list[int], rf: int, allowed: set[int], existing: Sequence[int]) -> str:
     if len(replicas) != rf:
         return f"has {len(replicas)} replicas {replicas}, expected {rf}"
     for broker in replicas:
