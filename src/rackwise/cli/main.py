@@ -10,15 +10,12 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from rackwise import __version__
+from rackwise.cli.errors import CommandError
 
 SUBCOMMANDS = {
     "place": ("rackwise.cli.place", "place replicas of a topic and print reassignment JSON"),
     "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
 }
-
-
-class CommandError(Exception):
-    """Bad input at the command line: printed as one line, exit status 1."""
 
 
 class Parser(argparse.ArgumentParser):

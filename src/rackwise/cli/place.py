@@ -9,7 +9,7 @@ import secrets
 from pathlib import Path
 
 from rackwise.cli._table import render
-from rackwise.cli.main import CommandError
+from rackwise.cli.errors import CommandError
 from rackwise.common import JavaRandom
 from rackwise.formats.brokers import parse_broker_list
 from rackwise.formats.reassignment import (
