@@ -31,7 +31,6 @@ from rackwise.common import (
     AdminOperationException,
     InvalidPartitionsException,
     InvalidReplicationFactorException,
-    JavaRandom,
     RandomSource,
     draw_ints,
 )
@@ -55,9 +54,6 @@ class RackUnawareReplicaPlacer(ArrayReplicaPlacer):
 
     name = "rack-unaware"
 
-    def __init__(self, random: RandomSource | None = None) -> None:
-        self._random: RandomSource = random if random is not None else JavaRandom(0)
-
     def place_array(
         self,
         spec: PlacementSpec,
@@ -74,9 +70,6 @@ class RackAwareReplicaPlacer(ArrayReplicaPlacer):
     rack-unaware when none has, ``AdminOperationException`` when only some have."""
 
     name = "rack-aware"
-
-    def __init__(self, random: RandomSource | None = None) -> None:
-        self._random: RandomSource = random if random is not None else JavaRandom(0)
 
     def place_array(
         self,

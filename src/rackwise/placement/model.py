@@ -15,7 +15,13 @@ from typing import ClassVar, Final
 import numpy as np
 import numpy.typing as npt
 
-from rackwise.common import InvalidRequestException, TopicPartition, UnknownBrokerException
+from rackwise.common import (
+    InvalidRequestException,
+    JavaRandom,
+    RandomSource,
+    TopicPartition,
+    UnknownBrokerException,
+)
 
 Assignment = npt.NDArray[np.int64]
 """A placement as an int64 array of shape (partitions, replication factor): row i holds the
@@ -136,7 +142,14 @@ class ReplicaPlacer(ABC):
 
 class ArrayReplicaPlacer(ReplicaPlacer):
     """A built-in placer whose core produces an :data:`Assignment` array; ``place`` converts it
-    to lists. Large placements should call :meth:`place_array` and skip the conversion."""
+    to lists. Large placements should call :meth:`place_array` and skip the conversion.
+
+    ``random`` is the placer's source of draws, kept across calls (as Kafka's controller keeps
+    its generator); without one it draws from ``JavaRandom(0)``, so placement stays pure.
+    """
+
+    def __init__(self, random: RandomSource | None = None) -> None:
+        self._random: RandomSource = random if random is not None else JavaRandom(0)
 
     @abstractmethod
     def place_array(

@@ -50,15 +50,14 @@ from typing import Final
 import numpy as np
 
 from rackwise.common import (
-    InvalidPartitionsException,
     InvalidReplicationFactorException,
     InvalidRequestException,
-    JavaRandom,
     RandomSource,
     UnknownBrokerException,
     draw_ints,
 )
 from rackwise.placement._jit import inline_kernel, kernel
+from rackwise.placement.admin import validate_admin
 from rackwise.placement.model import ArrayReplicaPlacer, Assignment, ClusterView, PlacementSpec
 from rackwise.topology import RackTree
 from rackwise.topology.tree import IntArray
@@ -72,9 +71,6 @@ class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
     """Places replicas over a hierarchy of racks (``/dc/rack/host``). See the module docstring."""
 
     name = "multi-level"
-
-    def __init__(self, random: RandomSource | None = None) -> None:
-        self._random: RandomSource = random if random is not None else JavaRandom(0)
 
     def place_array(
         self,
@@ -133,15 +129,8 @@ class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
 
 
 def _validate(spec: PlacementSpec, num_brokers: int, num_unfenced: int) -> None:
-    if spec.num_partitions <= 0:
-        raise InvalidPartitionsException("Number of partitions must be larger than 0.")
-    if spec.replication_factor <= 0:
-        raise InvalidReplicationFactorException("Replication factor must be larger than 0.")
-    if spec.replication_factor > num_brokers:
-        raise InvalidReplicationFactorException(
-            f"Replication factor: {spec.replication_factor} larger than available brokers: "
-            f"{num_brokers}."
-        )
+    """AdminUtils' checks and messages, then Kafka's striped placer's check for fencing."""
+    validate_admin(spec, num_brokers)
     if num_unfenced == 0:
         raise InvalidReplicationFactorException("All brokers are currently fenced.")
 

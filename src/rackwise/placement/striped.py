@@ -63,7 +63,6 @@ from rackwise.common import (
     IllegalArgumentException,
     InvalidReplicationFactorException,
     InvalidRequestException,
-    JavaRandom,
     RandomSource,
     draw_ints,
 )
@@ -289,9 +288,6 @@ class StripedReplicaPlacer(ArrayReplicaPlacer):
     """
 
     name: ClassVar[str] = "striped"
-
-    def __init__(self, random: RandomSource | None = None) -> None:
-        self._random: RandomSource = random if random is not None else JavaRandom(0)
 
     def place_array(
         self,
