@@ -1,0 +1,1 @@
+"""Reassignment planning (pure): minimal-move rebalancing over brokers and log directories."""

@@ -1,0 +1,1 @@
+"""Plug-ins for third-party Kafka clients."""

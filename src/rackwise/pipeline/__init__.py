@@ -1,0 +1,1 @@
+"""The fleet pipeline on Apache Spark: ingest, audit, plan."""
