@@ -201,40 +201,54 @@ def java_string_hash(value: str) -> int:
 
 K = TypeVar("K", bound=Hashable)
 
+_INITIAL_CAPACITY = 16
 _TREEIFY_THRESHOLD = 8
 _MIN_TREEIFY_CAPACITY = 64
 
 
-def java_hashmap_order(keys: Sequence[K], hash_code: Callable[[K], int]) -> list[K]:
+def java_hashmap_order(
+    keys: Sequence[K], hash_code: Callable[[K], int], *, exact: bool = True
+) -> list[K]:
     """The iteration order of a ``java.util.HashMap`` after ``put`` of ``keys`` in order.
 
     A HashMap iterates its table bucket by bucket, and a bucket in insertion order (a resize
-    splits a bucket without reordering it). The table starts at 16 buckets and doubles when the
-    size passes three quarters of it, or when one bucket reaches eight entries while the table
-    is smaller than 64. The bucket of a key is ``(h ^ (h >>> 16)) & (capacity - 1)``. A bucket
-    that would be turned into a tree (eight entries in a table of 64 or more) is outside this
-    model and raises, so a caller never gets a silently wrong order.
+    splits a bucket without reordering it), so the order depends only on the final table size.
+    The table starts at 16 buckets and doubles when the size passes three quarters of it, or
+    when a ninth entry lands in one bucket while the table is smaller than 64 (``treeifyBin``).
+    The bucket of a key is ``(h ^ (h >>> 16)) & (capacity - 1)``. A bucket that Java turns into
+    a tree (nine entries in a table of 64 or more) is ordered by the tree, which is not
+    modelled: with ``exact`` it raises, so a caller never gets a silently wrong order; without,
+    the bucket keeps its place in the table and its entries their insertion order. Linear time.
     """
-    capacity = 16
-    distinct: list[K] = []
-    seen: set[K] = set()
-    spread: dict[K, int] = {}
-    for key in keys:
-        if key in seen:
-            continue
-        h = hash_code(key) & 0xFFFFFFFF
-        spread[key] = h ^ (h >> 16)
-        bucket = spread[key] & (capacity - 1)
-        in_bucket = sum(1 for k in distinct if spread[k] & (capacity - 1) == bucket)
-        seen.add(key)
-        distinct.append(key)
-        if in_bucket + 1 >= _TREEIFY_THRESHOLD:
+    distinct = list(dict.fromkeys(keys))
+    spread = [_spread(hash_code(k)) for k in distinct]
+    capacity = _INITIAL_CAPACITY
+    counts: dict[int, int] = {}
+    for size, h in enumerate(spread, start=1):
+        bucket = h & (capacity - 1)
+        counts[bucket] = counts.get(bucket, 0) + 1
+        if counts[bucket] > _TREEIFY_THRESHOLD:
             if capacity < _MIN_TREEIFY_CAPACITY:
                 capacity *= 2
-            else:
+                counts = _bucket_counts(spread[:size], capacity)
+            elif exact:
                 raise IllegalArgumentException(
                     "BUG: HashMap bucket would become a tree; iteration order not modelled"
                 )
-        if len(distinct) > capacity * 3 // 4:
+        if size > capacity * 3 // 4:
             capacity *= 2
-    return sorted(distinct, key=lambda k: spread[k] & (capacity - 1))
+            counts = _bucket_counts(spread[:size], capacity)
+    order = sorted(range(len(distinct)), key=lambda i: spread[i] & (capacity - 1))
+    return [distinct[i] for i in order]
+
+
+def _spread(hash_code: int) -> int:
+    h = hash_code & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def _bucket_counts(spread: Sequence[int], capacity: int) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for h in spread:
+        counts[h & (capacity - 1)] = counts.get(h & (capacity - 1), 0) + 1
+    return counts
