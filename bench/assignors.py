@@ -16,11 +16,12 @@ For each assignor: the median time of a few in-process runs, the balance (most m
 partitions per consumer), and the share of partitions whose leader is in the consumer's rack,
 next to the most any balanced assignment reaches, which ``rack-local-optimal`` proves.
 
-    .venv/bin/python bench/assignors.py [--json] [--repeat N] [--small]
+    .venv/bin/python bench/assignors.py [--json] [--repeat N] [--topics N] [--small]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -148,15 +149,15 @@ def measure(group: GroupSpec, name: str, repeat: int) -> tuple[dict[str, object]
     return row, assignment
 
 
-def _option(name: str, default: int) -> int:
-    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
-
-
 def main() -> None:
-    as_json = "--json" in sys.argv
-    repeat = _option("--repeat", 3)
-    num_topics = _option("--topics", NUM_TOPICS)
-    scenarios = ((1_000, 100), (10_000, 10)) if "--small" in sys.argv else SCENARIOS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--topics", type=int, default=NUM_TOPICS, help="topics per group")
+    parser.add_argument("--small", action="store_true", help="small groups, for a quick look")
+    args = parser.parse_args()
+    as_json, repeat, num_topics = args.json, args.repeat, args.topics
+    scenarios = ((1_000, 100), (10_000, 10)) if args.small else SCENARIOS
     results = []
     for scenario, (num_partitions, num_consumers) in enumerate(scenarios):
         fresh = build_group(num_partitions, num_consumers, num_topics)
