@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -17,6 +18,7 @@ SUBCOMMANDS = {
     "assign": ("rackwise.cli.assign", "assign a consumer group's partitions, as a what-if"),
     "pipeline": ("rackwise.cli.pipeline", "audit and plan a fleet of clusters on Spark"),
     "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
+    "metadata": ("rackwise.cli.metadata", "dump the metadata log's records and image"),
 }
 
 
@@ -53,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         code: int = args.run(args)
+    except BrokenPipeError:
+        # The reader went away (`rackwise ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (RackwiseError, CommandError, OSError, ValueError) as e:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 1
