@@ -1,0 +1,144 @@
+"""The controller's logic (KIP-631): commands that produce metadata records and replies, and
+the brokers' lifecycle, over an injected metadata log and clock. No sockets and no threads: the
+network layer drives a :class:`Controller` one call at a time.
+
+* :mod:`~rackwise.controller.quorum`: :class:`Controller`, the facade: each command runs against
+  the image, its records are appended durably and replayed, then it answers; it recovers from
+  the log when it opens and snapshots when due.
+* :mod:`~rackwise.controller.cluster`: :class:`ClusterControl`, registrations, heartbeats,
+  fencing of brokers whose lease ran out.
+* :mod:`~rackwise.controller.heartbeat`: :class:`BrokerHeartbeatTracker`, the soft state.
+* :mod:`~rackwise.controller.replication`: :class:`ReplicationControl`, topics and partitions,
+  and leadership when brokers come and go; :mod:`~rackwise.controller.partition_change` builds
+  each PartitionChangeRecord as Kafka's ``PartitionChangeBuilder`` does.
+* :mod:`~rackwise.controller.configs`: :class:`ConfigControl`, topic and broker configurations.
+* :mod:`~rackwise.controller.placing`: which brokers a placer sees; KIP-879's
+  CreateReplicaPlacement.
+* :mod:`~rackwise.controller.state`: :class:`ControllerState`, the image and what the controller
+  derives from the records, and the replay that applies them.
+* :mod:`~rackwise.controller.messages`: requests and replies; :mod:`~rackwise.controller.errors`:
+  Kafka's error codes.
+
+What is logged and what is not: registrations, fencing, topics, partitions and configs are
+records; heartbeat times and applied offsets are soft state and never enter the log.
+"""
+
+from rackwise.controller.clock import Clock, ManualClock
+from rackwise.controller.cluster import ClusterControl
+from rackwise.controller.config import (
+    CONTROLLER_KEYS,
+    ControllerConfig,
+    CreateTopicPolicy,
+    TopicPolicyRequest,
+)
+from rackwise.controller.configs import ConfigControl
+from rackwise.controller.errors import (
+    NONE,
+    SUCCESS,
+    ApiError,
+    BrokerIdNotRegisteredException,
+    DuplicateBrokerRegistrationException,
+    InvalidConfigurationException,
+    InvalidRegistrationException,
+    InvalidReplicaAssignmentException,
+    InvalidTopicException,
+    PolicyViolationException,
+    StaleBrokerEpochException,
+    TopicDeletionDisabledException,
+    TopicExistsException,
+    UnknownTopicIdException,
+    UnknownTopicOrPartitionException,
+    UnsupportedVersionException,
+)
+from rackwise.controller.heartbeat import BrokerControlState, BrokerHeartbeatTracker
+from rackwise.controller.log import MetadataLogLike
+from rackwise.controller.messages import (
+    USE_DEFAULT,
+    AlterableConfig,
+    AlterConfigOp,
+    AlterConfigsResourceResult,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    ConfigEntry,
+    ConfigSource,
+    CreatableTopic,
+    CreatableTopicResult,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+    CreateReplicaPlacementRequest,
+    CreateReplicaPlacementResponse,
+    DeletableTopicResult,
+    DescribeConfigsResult,
+    FeatureRange,
+    Listener,
+)
+from rackwise.controller.partition_change import Election, build_partition_change
+from rackwise.controller.quorum import (
+    MAX_RECORDS_PER_USER_OP,
+    METADATA_VERSION_LEVEL,
+    Controller,
+    Recovery,
+)
+from rackwise.controller.replication import ReplicationControl
+from rackwise.controller.state import ControllerState, PartitionIndex
+
+__all__ = [
+    "CONTROLLER_KEYS",
+    "MAX_RECORDS_PER_USER_OP",
+    "METADATA_VERSION_LEVEL",
+    "NONE",
+    "SUCCESS",
+    "USE_DEFAULT",
+    "AlterConfigOp",
+    "AlterConfigsResourceResult",
+    "AlterableConfig",
+    "ApiError",
+    "BrokerControlState",
+    "BrokerHeartbeatRequest",
+    "BrokerHeartbeatResponse",
+    "BrokerHeartbeatTracker",
+    "BrokerIdNotRegisteredException",
+    "BrokerRegistrationRequest",
+    "BrokerRegistrationResponse",
+    "Clock",
+    "ClusterControl",
+    "ConfigControl",
+    "ConfigEntry",
+    "ConfigSource",
+    "Controller",
+    "ControllerConfig",
+    "ControllerState",
+    "CreatableTopic",
+    "CreatableTopicResult",
+    "CreatePartitionsTopic",
+    "CreatePartitionsTopicResult",
+    "CreateReplicaPlacementRequest",
+    "CreateReplicaPlacementResponse",
+    "CreateTopicPolicy",
+    "DeletableTopicResult",
+    "DescribeConfigsResult",
+    "DuplicateBrokerRegistrationException",
+    "Election",
+    "FeatureRange",
+    "InvalidConfigurationException",
+    "InvalidRegistrationException",
+    "InvalidReplicaAssignmentException",
+    "InvalidTopicException",
+    "Listener",
+    "ManualClock",
+    "MetadataLogLike",
+    "PartitionIndex",
+    "PolicyViolationException",
+    "Recovery",
+    "ReplicationControl",
+    "StaleBrokerEpochException",
+    "TopicDeletionDisabledException",
+    "TopicExistsException",
+    "TopicPolicyRequest",
+    "UnknownTopicIdException",
+    "UnknownTopicOrPartitionException",
+    "UnsupportedVersionException",
+    "build_partition_change",
+]

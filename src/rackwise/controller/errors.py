@@ -1,0 +1,130 @@
+"""The controller's errors, in the taxonomy of :mod:`rackwise.common.errors`: each carries Kafka's
+error code (``org.apache.kafka.common.protocol.Errors``) and, where Kafka throws the same
+condition, Kafka's exception name and message.
+
+:class:`ApiError` is the error of one item of a batch answer (one topic of a CreateTopics, one
+resource of an AlterConfigs): a code and a message, ``NONE`` when the item succeeded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Final
+
+from rackwise.common.errors import RackwiseError
+
+NONE: Final = 0
+"""Kafka's ``Errors.NONE``."""
+UNKNOWN_SERVER_ERROR: Final = -1
+"""Kafka's ``Errors.UNKNOWN_SERVER_ERROR``: an error that has no code of its own."""
+
+
+class UnknownTopicOrPartitionException(RackwiseError, LookupError):
+    """Kafka's UNKNOWN_TOPIC_OR_PARTITION (3): no topic of that name."""
+
+    error_code = 3
+    default_message: ClassVar[str] = "This server does not host this topic-partition."
+
+
+class InvalidTopicException(RackwiseError, ValueError):
+    """Kafka's INVALID_TOPIC_EXCEPTION (17): a topic name Kafka does not allow."""
+
+    error_code = 17
+
+
+class UnsupportedVersionException(RackwiseError):
+    """Kafka's UNSUPPORTED_VERSION (35): a broker that does not support a finalized feature
+    level."""
+
+    error_code = 35
+
+
+class TopicExistsException(RackwiseError):
+    """Kafka's TOPIC_ALREADY_EXISTS (36)."""
+
+    error_code = 36
+
+
+class InvalidReplicaAssignmentException(RackwiseError, ValueError):
+    """Kafka's INVALID_REPLICA_ASSIGNMENT (39): a manual assignment that cannot be used."""
+
+    error_code = 39
+
+
+class InvalidConfigurationException(RackwiseError, ValueError):
+    """Kafka's INVALID_CONFIG (40): an unknown key or a value its type refuses."""
+
+    error_code = 40
+
+
+class PolicyViolationException(RackwiseError):
+    """Kafka's POLICY_VIOLATION (44): the configured create-topic policy refused the topic."""
+
+    error_code = 44
+
+
+class TopicDeletionDisabledException(RackwiseError):
+    """Kafka's TOPIC_DELETION_DISABLED (73): ``delete.topic.enable`` is false."""
+
+    error_code = 73
+    default_message: ClassVar[str] = "Topic deletion is disabled."
+
+
+class StaleBrokerEpochException(RackwiseError):
+    """Kafka's STALE_BROKER_EPOCH (77): a heartbeat from a registration that is not the current
+    one (or from a broker that never registered)."""
+
+    error_code = 77
+
+
+class UnknownTopicIdException(RackwiseError, LookupError):
+    """Kafka's UNKNOWN_TOPIC_ID (100)."""
+
+    error_code = 100
+    default_message: ClassVar[str] = "This server does not host this topic ID."
+
+
+class DuplicateBrokerRegistrationException(RackwiseError):
+    """Kafka's DUPLICATE_BROKER_REGISTRATION (101): another incarnation of that broker id holds
+    a live lease."""
+
+    error_code = 101
+
+
+class BrokerIdNotRegisteredException(RackwiseError, LookupError):
+    """Kafka's BROKER_ID_NOT_REGISTERED (102)."""
+
+    error_code = 102
+
+
+class InvalidRegistrationException(RackwiseError, ValueError):
+    """Kafka's INVALID_REGISTRATION (119): a registration the controller refuses (bad log
+    directories; a broker id that is a controller's node id)."""
+
+    error_code = 119
+
+
+@dataclass(frozen=True, slots=True)
+class ApiError:
+    """Kafka's ``ApiError``: the outcome of one item of a batch request. ``message`` is None
+    where Kafka sends a null message."""
+
+    error_code: int = NONE
+    message: str | None = None
+
+    @property
+    def is_success(self) -> bool:
+        return self.error_code == NONE
+
+    @staticmethod
+    def of(error: BaseException) -> ApiError:
+        """The error a response reports for ``error`` (Kafka's ``ApiError.fromThrowable``): its
+        code and message for a :class:`RackwiseError`, else UNKNOWN_SERVER_ERROR with the
+        exception's type and text."""
+        if isinstance(error, RackwiseError):
+            message = error.message or getattr(error, "default_message", None)
+            return ApiError(error.error_code, message)
+        return ApiError(UNKNOWN_SERVER_ERROR, f"{type(error).__name__}: {error}")
+
+
+SUCCESS: Final = ApiError()

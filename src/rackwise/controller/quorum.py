@@ -1,0 +1,388 @@
+"""The controller: commands in, records to the log, replies out (Kafka's ``QuorumController``,
+without its threads; the network layer calls one method at a time).
+
+Goals
+    Every change to the cluster's metadata is a command that reads the current image and
+    produces records and a reply; the records are appended to the metadata log, durably, then
+    replayed into the image, and only then is the reply given. A controller that opens a log
+    recovers the image from it (newest snapshot, then the records after it) through the same
+    replay, and writes a snapshot whenever
+    ``metadata.log.max.record.bytes.between.snapshots`` bytes have been appended since the last.
+
+Constraints
+    A failed append changes nothing (the command raises, the image stays as it was). No
+    command writes more than :data:`MAX_RECORDS_PER_USER_OP` records for a user (Kafka refuses
+    larger batches with POLICY_VIOLATION). Time comes only from the injected clock and
+    randomness (topic ids, the placer's draws) only from the injected source.
+
+Algorithm
+    ``_commit(batches)``: ``log.append_batches(batches, epoch)`` (one flush for all), then
+    :meth:`ControllerState.replay_batches` from the offset the first batch got, then the
+    heartbeat tracker follows the replayed registrations, then a snapshot if one is due.
+    Fencing stale brokers commits one batch per broker, so each fencing's elections see the
+    brokers fenced before it. Under :meth:`Controller.group_commit` the replay comes first and
+    the append of every batch of the group comes at its end, with one flush (the network
+    layer holds the replies until then); a failed append takes the controller back to the
+    state before the group.
+
+Worked example
+    On an empty log the controller writes ``FeatureLevelRecord(metadata.version)`` at offset 0.
+    Broker 1 registers: ``RegisterBrokerRecord(broker_epoch=1, fenced=True)`` at offset 1. Its
+    heartbeat reporting offset 1 applied unfences it: a BrokerRegistrationChangeRecord at
+    offset 2, and the reply ``is_fenced=False``. A CreateTopics of "t" (1 partition, RF 1)
+    appends TopicRecord and PartitionRecord at offsets 3 and 4; the reply carries the topic id.
+"""
+
+from __future__ import annotations
+
+import gc
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from rackwise.common import JavaRandom
+from rackwise.common.errors import RackwiseError
+from rackwise.controller.clock import Clock
+from rackwise.controller.cluster import ClusterControl
+from rackwise.controller.config import ControllerConfig
+from rackwise.controller.configs import ConfigControl
+from rackwise.controller.errors import PolicyViolationException
+from rackwise.controller.heartbeat import BrokerHeartbeatTracker
+from rackwise.controller.log import MetadataLogLike
+from rackwise.controller.messages import (
+    AlterableConfig,
+    AlterConfigsResourceResult,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreatableTopic,
+    CreatableTopicResult,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+    CreateReplicaPlacementRequest,
+    CreateReplicaPlacementResponse,
+    DeletableTopicResult,
+    DescribeConfigsResult,
+)
+from rackwise.controller.placing import create_replica_placement
+from rackwise.controller.replication import ReplicationControl
+from rackwise.controller.state import ControllerState, ReplayBatch
+from rackwise.image import ConfigResource, MetadataImage
+from rackwise.placement import create_placer
+from rackwise.records import ZERO_UUID, kafka_uuid
+from rackwise.records.constants import METADATA_VERSION_FEATURE
+from rackwise.records.metadata import FeatureLevelRecord
+
+MAX_RECORDS_PER_USER_OP: Final = 10_000
+"""Kafka's ``MAX_RECORDS_PER_USER_OP``: the most records one user command may write."""
+METADATA_VERSION_LEVEL: Final = 23
+"""The ``metadata.version`` the controller writes (Kafka's 4.0-IV1): PartitionRecord and
+PartitionChangeRecord v2 (with KIP-966's ELR fields), RegisterBrokerRecord v3 (log dirs)."""
+METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
+"""Kafka's ``Uuid.METADATA_TOPIC_ID``, never a topic's id."""
+
+
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """The cyclic collector off for the block (a big image is millions of objects and no
+    cycles: each full collection would walk them all again), then back as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class RandomBits(Protocol):
+    """A source of random bits (``random.Random``, ``random.SystemRandom``)."""
+
+    def getrandbits(self, k: int, /) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What opening the log found: the snapshot's end offset (None: no snapshot) and how many
+    records came from the snapshot and from the log after it."""
+
+    snapshot_end_offset: int | None
+    num_snapshot_records: int
+    num_log_records: int
+
+
+class Controller:
+    """The active controller over ``log`` (see the module docstring). ``random`` draws topic ids
+    and seeds the placer: a process passes ``random.SystemRandom()`` (Kafka's
+    ``Uuid.randomUuid`` draws from the operating system's entropy), a test a seeded
+    ``random.Random``."""
+
+    def __init__(
+        self,
+        log: MetadataLogLike,
+        clock: Clock,
+        config: ControllerConfig | None = None,
+        *,
+        random: RandomBits,
+    ) -> None:
+        self.log = log
+        self.clock = clock
+        self.config = config if config is not None else ControllerConfig()
+        self._random = random
+        self._pending: list[list[Any]] | None = None
+        self.state = ControllerState()
+        self.tracker = BrokerHeartbeatTracker(self.config.session_timeout_ms)
+        placer_random = JavaRandom(self._bits(48))
+        self.placer = create_placer(self.config.replica_placer, random=placer_random)
+        self.simple_placer = create_placer("rack-unaware", random=placer_random)
+        self.configs = ConfigControl(self.config)
+        self.replication = ReplicationControl(
+            self.config, self.configs, self.placer, self._new_topic_id
+        )
+        self.cluster = ClusterControl(self.config, self.tracker, self.replication)
+        self.recovery = self._recover()
+        self.epoch = max(log.latest_epoch, 0) + 1
+        self.cluster.activate(self.state.image, self.clock())
+        if METADATA_VERSION_FEATURE not in self.state.image.features:
+            level = FeatureLevelRecord(
+                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL
+            )
+            self._commit([[level]])
+
+    # ---- state -----------------------------------------------------------------------------
+
+    @property
+    def image(self) -> MetadataImage:
+        """The image of every record durably appended so far (inside a group commit, and of
+        the group's records so far)."""
+        return self.state.image
+
+    @property
+    def end_offset(self) -> int:
+        return self.state.end_offset
+
+    def _bits(self, k: int) -> int:
+        return self._random.getrandbits(k)
+
+    def _new_topic_id(self) -> uuid.UUID:
+        """A random version-4 id that is not reserved and whose Kafka form does not start
+        with '-' (Kafka's ``Uuid.randomUuid``)."""
+        while True:
+            candidate = uuid.UUID(int=self._bits(128), version=4)
+            if candidate in (ZERO_UUID, METADATA_TOPIC_ID) or kafka_uuid(candidate)[0] == "-":
+                continue
+            if candidate not in self.state.image.topics_by_id:
+                return candidate
+
+    def _recover(self) -> Recovery:
+        log = self.log
+        reader = log.read_snapshot()
+        start = 0 if reader is None else reader.snapshot_id.end_offset
+        if log.start_offset > start:
+            raise RackwiseError(
+                f"the log starts at offset {log.start_offset} but the snapshot ends at {start}: "
+                "the records between are lost"
+            )
+        counts = [0, 0]
+
+        def batches() -> Iterator[ReplayBatch]:
+            if reader is not None:
+                for records in reader.batches():
+                    counts[0] += len(records)
+                    yield records, start, start - 1
+            for batch in log.read_from(start):
+                counts[1] += len(batch.records)
+                yield batch.records, batch.base_offset, None
+
+        with _paused_gc():
+            self.state.replay_batches(batches())
+        self.state.end_offset = log.end_offset
+        return Recovery(None if reader is None else start, counts[0], counts[1])
+
+    def _commit(self, batches: Sequence[list[Any]]) -> int:
+        """Append the non-empty batches durably, replay them, snapshot if due (inside
+        :meth:`group_commit`: replay now, append when the group ends). Returns the offset of
+        the last record afterwards."""
+        batches = [b for b in batches if b]
+        if not batches:
+            return self.state.end_offset - 1
+        if self._pending is not None:
+            self._replay(batches)
+            self._pending.extend(batches)
+            return self.state.end_offset - 1
+        self._append(batches, self.state.end_offset)
+        self._replay(batches)
+        self._maybe_snapshot()
+        return self.state.end_offset - 1
+
+    def _append(self, batches: Sequence[list[Any]], base: int) -> None:
+        """Append durably; the first batch must land at ``base``."""
+        if self.log.end_offset != base:
+            raise RackwiseError(
+                f"BUG: the log ends at offset {self.log.end_offset}, the records start at {base}"
+            )
+        last_offsets = self.log.append_batches(batches, self.epoch)
+        for records, last in zip(batches, last_offsets, strict=True):
+            base += len(records)
+            if last != base - 1:
+                raise RackwiseError(f"BUG: a batch ended at offset {last}, expected {base - 1}")
+
+    def _replay(self, batches: Sequence[list[Any]]) -> None:
+        base = self.state.end_offset
+        replay: list[ReplayBatch] = []
+        for records in batches:
+            replay.append((records, base, None))
+            base += len(records)
+        old = self.state.replay_batches(replay)
+        now = self.clock()
+        for records in batches:
+            self.cluster.observe(records, old, self.state.image, now)
+
+    def _maybe_snapshot(self) -> None:
+        if self.log.snapshot_due():
+            with _paused_gc():
+                self.log.write_snapshot(self.state.image.to_records(), self.state.end_offset)
+
+    @contextmanager
+    def group_commit(self) -> Iterator[None]:
+        """Commit every command of the block with one append and one flush (Kafka's
+        controller pipelines its writes the same way). Inside the block each command is
+        replayed at once, so the next one sees it, but nothing is durable: the caller must
+        hold the replies until the block ends. If the append fails, the controller goes back
+        to the state before the block (every broker's lease starts afresh, as after a
+        failover) and the error propagates: every reply of the block is void."""
+        if self._pending is not None:
+            raise RackwiseError("BUG: group commits do not nest")
+        checkpoint = self.state.checkpoint()
+        self._pending = []
+        try:
+            yield
+            batches = self._pending
+            self._pending = None
+            if batches:
+                self._append(batches, checkpoint[1])
+                self._maybe_snapshot()
+        except BaseException:
+            self._pending = None
+            self.state.restore(checkpoint)
+            self.cluster.activate(self.state.image, self.clock())
+            raise
+
+    def _user_write(self, records: list[Any], *, validate_only: bool = False) -> None:
+        if len(records) > MAX_RECORDS_PER_USER_OP:
+            raise PolicyViolationException("Unable to perform excessively large batch operation.")
+        if not validate_only:
+            self._commit([records])
+
+    # ---- brokers ---------------------------------------------------------------------------
+
+    def register_broker(self, request: BrokerRegistrationRequest) -> BrokerRegistrationResponse:
+        """BrokerRegistration; raises the typed error of a refused registration."""
+        records: list[Any] = []
+        response = self.cluster.handle_broker_registration(
+            self.state,
+            request,
+            records,
+            next_offset=self.state.end_offset,
+            now_ms=self.clock(),
+        )
+        self._commit([records])
+        return response
+
+    def broker_heartbeat(self, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+        """BrokerHeartbeat; raises StaleBrokerEpochException for an unknown registration."""
+        records: list[Any] = []
+        response = self.cluster.handle_broker_heartbeat(
+            self.state, request, records, now_ms=self.clock()
+        )
+        last = self._commit([records])
+        if response.is_in_controlled_shutdown:
+            self.tracker.start_controlled_shutdown(request.broker_id, last)
+        return response
+
+    def unregister_broker(self, broker_id: int) -> None:
+        """UnregisterBroker."""
+        records: list[Any] = []
+        self.cluster.handle_unregister_broker(self.state, broker_id, records)
+        self._user_write(records)
+
+    def maybe_fence_stale_brokers(self, now_ms: int | None = None) -> list[int]:
+        """Fence every broker whose lease has run out at ``now_ms`` (default: the clock), one
+        commit each; the ids fenced, in order."""
+        now = self.clock() if now_ms is None else now_ms
+        fenced: list[int] = []
+        while True:
+            records: list[Any] = []
+            broker_id = self.cluster.maybe_fence_one_stale_broker(self.state, records, now_ms=now)
+            if broker_id is None:
+                return fenced
+            self._commit([records])
+            fenced.append(broker_id)
+
+    def next_check_time_ms(self) -> int | None:
+        """When :meth:`maybe_fence_stale_brokers` next has work if no broker heartbeats."""
+        return self.tracker.next_check_time_ms()
+
+    # ---- topics ----------------------------------------------------------------------------
+
+    def create_topics(
+        self, topics: Sequence[CreatableTopic], *, validate_only: bool = False
+    ) -> list[CreatableTopicResult]:
+        records: list[Any] = []
+        results = self.replication.create_topics(self.state, topics, records)
+        self._user_write(records, validate_only=validate_only)
+        return results
+
+    def create_partitions(
+        self, topics: Sequence[CreatePartitionsTopic], *, validate_only: bool = False
+    ) -> list[CreatePartitionsTopicResult]:
+        records: list[Any] = []
+        results = self.replication.create_partitions(self.state, topics, records)
+        self._user_write(records, validate_only=validate_only)
+        return results
+
+    def delete_topics(
+        self, names: Sequence[str] = (), topic_ids: Sequence[uuid.UUID] = ()
+    ) -> list[DeletableTopicResult]:
+        records: list[Any] = []
+        results = self.replication.delete_topics(self.state, names, topic_ids, records)
+        self._user_write(records)
+        return results
+
+    def create_replica_placement(
+        self, request: CreateReplicaPlacementRequest
+    ) -> CreateReplicaPlacementResponse:
+        """KIP-879's CreateReplicaPlacement: an assignment, nothing written."""
+        return create_replica_placement(self.placer, self.simple_placer, self.image, request)
+
+    # ---- configs ---------------------------------------------------------------------------
+
+    def incremental_alter_configs(
+        self,
+        changes: Mapping[ConfigResource, Sequence[AlterableConfig]],
+        *,
+        validate_only: bool = False,
+    ) -> list[AlterConfigsResourceResult]:
+        records: list[Any] = []
+        results = self.configs.incremental_alter_configs(self.image, changes, records)
+        self._user_write(records, validate_only=validate_only)
+        return results
+
+    def alter_configs(
+        self,
+        configs: Mapping[ConfigResource, Mapping[str, str]],
+        *,
+        validate_only: bool = False,
+    ) -> list[AlterConfigsResourceResult]:
+        records: list[Any] = []
+        results = self.configs.alter_configs(self.image, configs, records)
+        self._user_write(records, validate_only=validate_only)
+        return results
+
+    def describe_configs(
+        self, resources: Mapping[ConfigResource, Sequence[str] | None]
+    ) -> list[DescribeConfigsResult]:
+        return self.configs.describe_configs(self.image, resources)

@@ -1,0 +1,496 @@
+"""Topics, partitions and leadership (Kafka's ``ReplicationControlManager``).
+
+Every method reads the current image (through a :class:`ControllerState`) and appends the
+records that would make the change to the list it is given; nothing changes until those records
+are replayed. Batch commands answer one result per topic, with Kafka's error codes and messages.
+
+The leadership side: when a broker is fenced, shuts down, re-registers after an unclean
+shutdown or unregisters, each partition whose ISR (or ELR) holds it gets a PartitionChangeRecord
+from :func:`~rackwise.controller.partition_change.build_partition_change` that takes it out and
+elects another leader if it led; when a broker is unfenced, each leaderless partition that may
+now elect it does. The partition index of :class:`ControllerState` finds those partitions
+without a scan.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
+
+from rackwise.common import (
+    InvalidPartitionsException,
+    InvalidReplicationFactorException,
+    InvalidRequestException,
+    RackwiseError,
+)
+from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
+from rackwise.controller.config import (
+    MIN_INSYNC_REPLICAS,
+    UNCLEAN_LEADER_ELECTION,
+    ControllerConfig,
+    TopicPolicyRequest,
+)
+from rackwise.controller.configs import ConfigControl
+from rackwise.controller.errors import (
+    SUCCESS,
+    ApiError,
+    InvalidReplicaAssignmentException,
+    PolicyViolationException,
+    TopicDeletionDisabledException,
+    TopicExistsException,
+    UnknownTopicIdException,
+    UnknownTopicOrPartitionException,
+)
+from rackwise.controller.messages import (
+    USE_DEFAULT,
+    CreatableTopic,
+    CreatableTopicResult,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+    DeletableTopicResult,
+)
+from rackwise.controller.partition_change import Election, build_partition_change
+from rackwise.controller.placing import place
+from rackwise.controller.state import ControllerState, TopicIdPartition
+from rackwise.controller.topics import (
+    DUPLICATE_NAME,
+    check_manual_assignment,
+    check_new_topic_name,
+    initial_isr,
+    partition_record,
+    request_level_errors,
+)
+from rackwise.image import ConfigResource, MetadataImage
+from rackwise.placement import ReplicaPlacer
+from rackwise.records import ZERO_UUID, kafka_uuid
+from rackwise.records.constants import (
+    FENCE,
+    IN_CONTROLLED_SHUTDOWN,
+    NO_LEADER,
+    TOPIC_RESOURCE,
+    UNFENCE,
+)
+from rackwise.records.metadata import (
+    BrokerRegistrationChangeRecordV0,
+    BrokerRegistrationChangeRecordV1,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnregisterBrokerRecord,
+)
+
+NOBODY: Final = NO_LEADER
+"""No broker (for the broker arguments of :meth:`ReplicationControl.update_leaders_and_isrs`)."""
+
+
+def _unable(replication_factor: int, reason: str) -> InvalidReplicationFactorException:
+    return InvalidReplicationFactorException(
+        f"Unable to replicate the partition {replication_factor} time(s): {reason}"
+    )
+
+
+class ReplicationControl:
+    """Topic commands and the leadership effects of broker changes (module docstring).
+    ``new_topic_id`` draws a topic id; ``placer`` is ``broker.replica.placer``."""
+
+    def __init__(
+        self,
+        config: ControllerConfig,
+        configs: ConfigControl,
+        placer: ReplicaPlacer,
+        new_topic_id: Callable[[], uuid.UUID],
+    ) -> None:
+        self.config = config
+        self.configs = configs
+        self.placer = placer
+        self.new_topic_id = new_topic_id
+
+    # ---- CreateTopics ----------------------------------------------------------------------
+
+    def create_topics(
+        self,
+        state: ControllerState,
+        topics: Sequence[CreatableTopic],
+        records: list[Any],
+    ) -> list[CreatableTopicResult]:
+        """One result per distinct name, in request order; the records of every topic that
+        succeeded are appended to ``records`` (the caller drops them for validate-only)."""
+        errors = request_level_errors((t.name for t in topics), creating=True)
+        results: dict[str, CreatableTopicResult] = {}
+        for topic in topics:
+            if topic.name in errors or topic.name in results:
+                continue
+            made: list[Any] = []
+            try:
+                results[topic.name] = self._create_topic(state, topic, made)
+            except RackwiseError as e:
+                errors[topic.name] = ApiError.of(e)
+                continue
+            records.extend(made)
+        order = dict.fromkeys(t.name for t in topics)
+        return [results.get(n) or CreatableTopicResult(n, errors[n]) for n in order]
+
+    def _create_topic(
+        self, state: ControllerState, topic: CreatableTopic, made: list[Any]
+    ) -> CreatableTopicResult:
+        image = state.image
+        check_new_topic_name(topic.name, state.collision_names)
+        if topic.name in image.topics_by_name:
+            raise TopicExistsException(f"Topic '{topic.name}' already exists.")
+        self.configs.check_topic_configs(topic.configs)
+        overrides = {k: v for k, v in topic.configs.items() if v is not None}
+        if topic.assignments:
+            partitions = self._manual_partitions(image, topic)
+            policy = TopicPolicyRequest(
+                topic.name, None, None, {p: r for p, (r, _) in partitions.items()}, overrides
+            )
+        else:
+            partitions = self._placed_partitions(image, topic)
+            first_replicas = partitions[0][0]
+            policy = TopicPolicyRequest(
+                topic.name, len(partitions), len(first_replicas), None, overrides
+            )
+        self._check_policy(policy)
+        topic_id = self.new_topic_id()
+        made.append(TopicRecord(name=topic.name, topic_id=topic_id))
+        made.extend(
+            self.configs.config_records(ConfigResource(TOPIC_RESOURCE, topic.name), overrides)
+        )
+        for pid in sorted(partitions):
+            replicas, isr = partitions[pid]
+            made.append(partition_record(image, topic_id, pid, replicas, isr))
+        return CreatableTopicResult(
+            topic.name,
+            SUCCESS,
+            topic_id,
+            len(partitions),
+            len(partitions[min(partitions)][0]),
+            self.configs.effective_topic_configs(image, overrides),
+        )
+
+    def _manual_partitions(
+        self, image: MetadataImage, topic: CreatableTopic
+    ) -> dict[int, tuple[tuple[int, ...], list[int]]]:
+        if topic.replication_factor != USE_DEFAULT:
+            raise InvalidRequestException(
+                "A manual partition assignment was specified, but replication factor was not "
+                "set to -1."
+            )
+        if topic.num_partitions != USE_DEFAULT:
+            raise InvalidRequestException(
+                "A manual partition assignment was specified, but numPartitions was not set to -1."
+            )
+        assert topic.assignments is not None
+        partitions: dict[int, tuple[tuple[int, ...], list[int]]] = {}
+        replication_factor: int | None = None
+        for pid, replicas in topic.assignments.items():
+            check_manual_assignment(image, replicas, replication_factor)
+            replication_factor = len(replicas)
+            isr = initial_isr(image, replicas)
+            if not isr:
+                raise InvalidReplicaAssignmentException(
+                    f"All brokers specified in the manual partition assignment for partition "
+                    f"{pid} are fenced or in controlled shutdown."
+                )
+            partitions[pid] = (tuple(replicas), isr)
+        if any(pid not in partitions for pid in range(len(partitions))):
+            raise InvalidReplicaAssignmentException(
+                "partitions should be a consecutive 0-based integer sequence"
+            )
+        return partitions
+
+    def _placed_partitions(
+        self, image: MetadataImage, topic: CreatableTopic
+    ) -> dict[int, tuple[tuple[int, ...], list[int]]]:
+        rf, count = topic.replication_factor, topic.num_partitions
+        if rf < USE_DEFAULT or rf == 0:
+            raise InvalidReplicationFactorException(
+                "Replication factor must be larger than 0, or -1 to use the default value."
+            )
+        if count < USE_DEFAULT or count == 0:
+            raise InvalidPartitionsException(
+                "Number of partitions was set to an invalid non-positive value."
+            )
+        count = self.config.num_partitions if count == USE_DEFAULT else count
+        rf = self.config.default_replication_factor if rf == USE_DEFAULT else rf
+        try:
+            rows = place(self.placer, image, topic.name, count, rf)
+        except InvalidReplicationFactorException as e:
+            raise _unable(rf, e.message) from e
+        partitions = {}
+        for pid, replicas in enumerate(rows):
+            isr = initial_isr(image, replicas)
+            if not isr:
+                raise _unable(rf, "All brokers are currently fenced or in controlled shutdown.")
+            partitions[pid] = (tuple(replicas), isr)
+        return partitions
+
+    def _check_policy(self, request: TopicPolicyRequest) -> None:
+        policy = self.config.create_topic_policy
+        if policy is None:
+            return
+        try:
+            policy.validate(request)
+        except PolicyViolationException:
+            raise
+        except Exception as e:
+            raise PolicyViolationException(f"{type(e).__name__}: {e}") from e
+
+    # ---- CreatePartitions ------------------------------------------------------------------
+
+    def create_partitions(
+        self,
+        state: ControllerState,
+        topics: Sequence[CreatePartitionsTopic],
+        records: list[Any],
+    ) -> list[CreatePartitionsTopicResult]:
+        """New partitions for each topic, placed after its last one (or as given)."""
+        errors = request_level_errors((t.name for t in topics), creating=False)
+        results: dict[str, CreatePartitionsTopicResult] = {}
+        for topic in topics:
+            if topic.name in errors or topic.name in results:
+                continue
+            made: list[Any] = []
+            try:
+                self._create_partitions(state.image, topic, made)
+            except RackwiseError as e:
+                results[topic.name] = CreatePartitionsTopicResult(topic.name, ApiError.of(e))
+                continue
+            records.extend(made)
+            results[topic.name] = CreatePartitionsTopicResult(topic.name)
+        order = dict.fromkeys(t.name for t in topics)
+        return [results.get(n) or CreatePartitionsTopicResult(n, errors[n]) for n in order]
+
+    def _create_partitions(
+        self, image: MetadataImage, request: CreatePartitionsTopic, made: list[Any]
+    ) -> None:
+        topic = image.topic(request.name)
+        if topic is None:
+            raise UnknownTopicOrPartitionException()
+        existing = len(topic.partitions)
+        if request.count == existing:
+            raise InvalidPartitionsException(f"Topic already has {existing} partition(s).")
+        if request.count < existing:
+            raise InvalidPartitionsException(
+                f"The topic {request.name} currently has {existing} partition(s); "
+                f"{request.count} would not be an increase."
+            )
+        additional = request.count - existing
+        if request.assignments is not None and len(request.assignments) != additional:
+            raise InvalidReplicaAssignmentException(
+                f"Attempted to add {additional} additional partition(s), but only "
+                f"{len(request.assignments)} assignment(s) were specified."
+            )
+        rf = len(topic.partitions[min(topic.partitions)].replicas)
+        if request.assignments is not None:
+            rows = [list(r) for r in request.assignments]
+            for offset, replicas in enumerate(rows):
+                check_manual_assignment(image, replicas, rf)
+                if not initial_isr(image, replicas):
+                    raise InvalidReplicaAssignmentException(
+                        "All brokers specified in the manual partition assignment for "
+                        f"partition {existing + offset} are fenced or in controlled shutdown."
+                    )
+        else:
+            rows = place(self.placer, image, request.name, additional, rf, existing)
+        for offset, replicas in enumerate(rows):
+            isr = initial_isr(image, replicas)
+            if not isr:
+                raise _unable(rf, "All brokers are currently fenced or in controlled shutdown.")
+            made.append(partition_record(image, topic.topic_id, existing + offset, replicas, isr))
+
+    # ---- DeleteTopics ----------------------------------------------------------------------
+
+    def delete_topics(
+        self,
+        state: ControllerState,
+        names: Sequence[str],
+        topic_ids: Sequence[uuid.UUID],
+        records: list[Any],
+    ) -> list[DeletableTopicResult]:
+        """Delete topics named by name or by id (Kafka's ``ControllerApis.deleteTopics`` and
+        ``deleteTopics``): a RemoveTopicRecord each, the topic's configs go with it."""
+        if not self.config.delete_topic_enable:
+            raise TopicDeletionDisabledException()
+        image = state.image
+        invalid = InvalidRequestException.error_code
+        results: list[DeletableTopicResult] = []
+        dup_names = {n for n, count in Counter(names).items() if count > 1}
+        dup_ids = {i for i, count in Counter(topic_ids).items() if count > 1}
+        results += [
+            DeletableTopicResult(n, ZERO_UUID, ApiError(invalid, DUPLICATE_NAME))
+            for n in dict.fromkeys(n for n in names if n in dup_names)
+        ]
+        results += [
+            DeletableTopicResult(None, i, ApiError(invalid, "Duplicate topic id."))
+            for i in dict.fromkeys(i for i in topic_ids if i in dup_ids)
+        ]
+        chosen: dict[uuid.UUID, str] = {}
+        for topic_id in dict.fromkeys(i for i in topic_ids if i not in dup_ids):
+            topic = image.topics_by_id.get(topic_id)
+            if topic_id == ZERO_UUID:
+                reason = f"Attempt to find topic with invalid topicId {kafka_uuid(topic_id)}"
+                results.append(DeletableTopicResult(None, topic_id, ApiError(invalid, reason)))
+            elif topic is None:
+                results.append(
+                    DeletableTopicResult(None, topic_id, ApiError.of(UnknownTopicIdException()))
+                )
+            else:
+                chosen[topic_id] = topic.name
+        for name in dict.fromkeys(n for n in names if n not in dup_names):
+            named = image.topic(name)
+            if named is None:
+                error = ApiError.of(UnknownTopicOrPartitionException())
+                results.append(DeletableTopicResult(name, ZERO_UUID, error))
+            elif named.topic_id in chosen:
+                del chosen[named.topic_id]
+                reason = "The provided topic name maps to an ID that was already supplied."
+                error = ApiError(invalid, reason)
+                results.append(DeletableTopicResult(name, named.topic_id, error))
+            else:
+                chosen[named.topic_id] = name
+        for topic_id, name in chosen.items():
+            records.append(RemoveTopicRecord(topic_id=topic_id))
+            results.append(DeletableTopicResult(name, topic_id))
+        return results
+
+    # ---- leadership ------------------------------------------------------------------------
+
+    def _topic_settings(self, image: MetadataImage, topic_id: uuid.UUID) -> tuple[Election, int]:
+        """The topic's election (UNCLEAN if ``unclean.leader.election.enable``) and its
+        effective minimum ISR: ``min.insync.replicas``, at most the replication factor."""
+        topic = image.topics_by_id[topic_id]
+        unclean = self.configs.topic_value(image, topic.name, UNCLEAN_LEADER_ELECTION)
+        election = Election.UNCLEAN if unclean.strip().lower() == "true" else Election.ONLINE
+        try:
+            min_isr = int(self.configs.topic_value(image, topic.name, MIN_INSYNC_REPLICAS))
+        except ValueError:  # a static value nobody checked; Kafka's default then
+            min_isr = 1
+        if topic.partitions:
+            min_isr = min(min_isr, len(topic.partitions[min(topic.partitions)].replicas))
+        return election, min_isr
+
+    def update_leaders_and_isrs(
+        self,
+        image: MetadataImage,
+        partitions: Iterable[TopicIdPartition],
+        records: list[Any],
+        *,
+        remove: int = NOBODY,
+        add: int = NOBODY,
+        unclean_shutdown: int = NOBODY,
+    ) -> None:
+        """Kafka's ``generateLeaderAndIsrUpdates``: for each partition, take ``remove`` and
+        ``unclean_shutdown`` out of the ISR (and out of the ELR for the latter), and elect a
+        leader among acceptable replicas; ``add`` counts as acceptable though the image still
+        has it fenced (it is being unfenced by the same records)."""
+        settings: dict[uuid.UUID, tuple[Election, int]] = {}
+        for topic_id, partition_id in partitions:
+            partition = image.topics_by_id[topic_id].partitions[partition_id]
+            if topic_id not in settings:
+                settings[topic_id] = self._topic_settings(image, topic_id)
+            election, min_isr = settings[topic_id]
+
+            def acceptable(broker: int, partition: Any = partition) -> bool:
+                if broker in (remove, unclean_shutdown) or broker < 0:
+                    return False
+                if broker != add and not is_active(image, broker):
+                    return False
+                return has_online_dir(image, broker, replica_directory(partition, broker))
+
+            record = build_partition_change(
+                partition,
+                topic_id,
+                acceptable,
+                target_isr=[b for b in partition.isr if b not in (remove, unclean_shutdown)],
+                election=election,
+                elr_enabled=self.config.elr_enabled,
+                min_isr=min_isr,
+                unclean_shutdown_replicas=() if unclean_shutdown < 0 else (unclean_shutdown,),
+            )
+            if record is not None:
+                records.append(record)
+
+    def handle_broker_fenced(
+        self, state: ControllerState, broker_id: int, records: list[Any]
+    ) -> None:
+        """Take the broker out of every ISR and leadership, then fence it."""
+        registration = state.image.brokers.get(broker_id)
+        if registration is None:
+            raise RackwiseError(f"BUG: cannot find the registration of broker {broker_id}")
+        partitions = state.partition_index.partitions_with_isr(broker_id)
+        self.update_leaders_and_isrs(state.image, partitions, records, remove=broker_id)
+        records.append(
+            BrokerRegistrationChangeRecordV0(
+                broker_id=broker_id, broker_epoch=registration.broker_epoch, fenced=FENCE
+            )
+        )
+
+    def handle_broker_unfenced(
+        self, state: ControllerState, broker_id: int, broker_epoch: int, records: list[Any]
+    ) -> None:
+        """Unfence the broker, then let leaderless partitions elect it where it may lead."""
+        records.append(
+            BrokerRegistrationChangeRecordV0(
+                broker_id=broker_id, broker_epoch=broker_epoch, fenced=UNFENCE
+            )
+        )
+        leaderless = state.partition_index.leaderless_partitions()
+        self.update_leaders_and_isrs(state.image, leaderless, records, add=broker_id)
+
+    def handle_broker_in_controlled_shutdown(
+        self, state: ControllerState, broker_id: int, broker_epoch: int, records: list[Any]
+    ) -> None:
+        """Mark the broker as shutting down and move its leaderships and ISR places."""
+        registration = state.image.brokers[broker_id]
+        if not registration.in_controlled_shutdown:
+            records.append(
+                BrokerRegistrationChangeRecordV1(
+                    broker_id=broker_id,
+                    broker_epoch=broker_epoch,
+                    in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN,
+                )
+            )
+        partitions = state.partition_index.partitions_with_isr(broker_id)
+        self.update_leaders_and_isrs(state.image, partitions, records, remove=broker_id)
+
+    def handle_broker_unclean_shutdown(
+        self, state: ControllerState, broker_id: int, records: list[Any]
+    ) -> None:
+        """A broker came back with a new incarnation, fenced: with ELR, it leaves every ISR
+        and ELR (it may have lost data it had acknowledged), as in Kafka. Without ELR it loses
+        its leaderships and ISR places as a fenced broker does (Kafka 3 leaves it leader of
+        its partitions until it is unfenced, or for ever if it never is)."""
+        index = state.partition_index
+        if not self.config.elr_enabled:
+            partitions = index.partitions_with_isr(broker_id)
+            self.update_leaders_and_isrs(state.image, partitions, records, remove=broker_id)
+            return
+        for partitions in (
+            index.partitions_with_isr(broker_id),
+            index.partitions_with_elr(broker_id),
+        ):
+            self.update_leaders_and_isrs(
+                state.image, partitions, records, unclean_shutdown=broker_id
+            )
+
+    def handle_broker_unregistered(
+        self, state: ControllerState, broker_id: int, broker_epoch: int, records: list[Any]
+    ) -> None:
+        """Take the broker out of every ISR and leadership, then unregister it."""
+        index = state.partition_index
+        for partitions in (
+            index.partitions_with_isr(broker_id),
+            index.partitions_with_elr(broker_id),
+        ):
+            self.update_leaders_and_isrs(state.image, partitions, records, remove=broker_id)
+        records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker_epoch))
+
+    def has_leaderships(self, state: ControllerState, broker_id: int) -> bool:
+        """Whether the broker leads any partition."""
+        topics = state.image.topics_by_id
+        return any(
+            topics[topic_id].partitions[pid].leader == broker_id
+            for topic_id, pid in state.partition_index.isr.get(broker_id, ())
+        )
