@@ -1,0 +1,102 @@
+"""Kafka's wire protocol, bytes in and bytes out (pure: no sockets), built on kio and wrapped so
+that the rest of rackwise never imports kio.
+
+* :mod:`~rackwise.protocol.framing`: size-prefixed frames; :class:`FrameDecoder` cuts a stream
+  into frames and refuses a size below 0 or above ``socket.request.max.bytes``.
+* :mod:`~rackwise.protocol.header`: request headers v1/v2, response headers v0/v1, and which
+  version a message uses (ApiVersions responses: always v0).
+* :mod:`~rackwise.protocol.apis`: the APIs served per listener, their version ranges (as Kafka
+  4.1 advertises them, intersected with kio's classes) and version negotiation.
+* :mod:`~rackwise.protocol.server`: a request frame to a :class:`Request`, a ready error
+  :class:`Reply` or a :class:`Close`, as Kafka's SocketServer decides; responses to frames.
+* :mod:`~rackwise.protocol.client`: requests to frames, response frames to messages.
+* :mod:`~rackwise.protocol.api_versions`: ApiVersions responses with Kafka's rules.
+* :mod:`~rackwise.protocol.messages`: rackwise's own messages (CreateReplicaPlacement,
+  FetchMetadataLog, FetchMetadataSnapshot), schema first (``schemas/*.json``), with the
+  metadata records' schema loader and codec.
+* :mod:`~rackwise.protocol.values`: :func:`make` builds any message from plain values.
+
+Kafka's message classes (kio's) are reached through :func:`request_class` and
+:func:`response_class`; unknown tagged fields are skipped everywhere.
+"""
+
+from rackwise.protocol.api_versions import (
+    FinalizedFeature,
+    SupportedFeature,
+    advertised_versions,
+    api_versions_response,
+)
+from rackwise.protocol.apis import (
+    SUPPORTED,
+    ApiKey,
+    ApiSpec,
+    Listener,
+    api_name,
+    apis_for,
+    message_class,
+    negotiate,
+    negotiate_with,
+)
+from rackwise.protocol.client import decode_response, encode_request
+from rackwise.protocol.errors import (
+    CorrelationIdMismatchException,
+    MalformedResponseError,
+    MessageEncodeError,
+    ProtocolError,
+    UnsupportedVersionException,
+)
+from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
+from rackwise.protocol.header import RequestHeader
+from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
+from rackwise.protocol.server import decode_request, encode_response
+from rackwise.protocol.values import field_names, make, millis
+
+
+def request_class(api_key: int, version: int) -> type:
+    """The request message class of ``api_key`` at ``version`` (Kafka's or our own)."""
+    return message_class(api_key, version, "request")
+
+
+def response_class(api_key: int, version: int) -> type:
+    """The response message class of ``api_key`` at ``version`` (Kafka's or our own)."""
+    return message_class(api_key, version, "response")
+
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "SUPPORTED",
+    "ApiKey",
+    "ApiSpec",
+    "Close",
+    "CorrelationIdMismatchException",
+    "FinalizedFeature",
+    "FrameDecoder",
+    "Frames",
+    "Listener",
+    "MalformedResponseError",
+    "MessageEncodeError",
+    "Outcome",
+    "ProtocolError",
+    "Reply",
+    "Request",
+    "RequestHeader",
+    "SupportedFeature",
+    "UnsupportedVersionException",
+    "advertised_versions",
+    "api_name",
+    "api_versions_response",
+    "apis_for",
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "field_names",
+    "frame",
+    "make",
+    "message_class",
+    "millis",
+    "negotiate",
+    "negotiate_with",
+    "request_class",
+    "response_class",
+]

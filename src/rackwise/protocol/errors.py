@@ -1,0 +1,37 @@
+"""Errors of the protocol layer, in the taxonomy of :mod:`rackwise.common.errors`.
+
+Malformed input from a peer never raises on the server side: :mod:`rackwise.protocol.server`
+answers with a typed outcome instead. These are raised where the caller is in the wrong (a
+message that does not fit its schema) or, on the client side, where the peer's answer cannot be
+used.
+"""
+
+from __future__ import annotations
+
+from rackwise.common.errors import RackwiseError
+
+
+class ProtocolError(RackwiseError):
+    """Base of the protocol layer's errors."""
+
+
+class MessageEncodeError(ProtocolError, ValueError):
+    """A message that cannot be encoded: a value outside its field's type, a null where the
+    version does not allow one. The message names the class, the version and the field."""
+
+
+class UnsupportedVersionException(ProtocolError):
+    """Kafka's UNSUPPORTED_VERSION: no version of an API both sides support, or an API the peer
+    does not offer. The message is Kafka's (``NodeApiVersions.latestUsableVersion``)."""
+
+    error_code = 35
+
+
+class MalformedResponseError(ProtocolError):
+    """A response that does not decode as the answer to the request sent (Kafka's client throws
+    a SchemaException): the connection cannot be trusted any more."""
+
+
+class CorrelationIdMismatchException(MalformedResponseError):
+    """Kafka's CorrelationIdMismatchException: a response for another request than the one
+    awaited. The message is Kafka's."""
