@@ -142,9 +142,11 @@ def _change_partition(draw: st.DrawFn, cluster: _Cluster) -> list[Any]:
     _, (topic_id, count) = draw(st.sampled_from(candidates))
     partition_id = draw(st.integers(0, count - 1))
     replicas = draw(st.one_of(st.none(), st.just(_replicas(draw, cluster))))
+    # A change of replicas carries their directories, as Kafka's controller writes it: a
+    # partition placed in directories cannot keep them when its replica count changes.
     directories = None
-    if replicas is not None and draw(st.booleans()):
-        directories = tuple(draw(st.sampled_from(DIRS[1:])) for _ in replicas)
+    if replicas is not None:
+        directories = tuple(draw(st.sampled_from(DIRS)) for _ in replicas)
     elr = draw(st.one_of(st.none(), st.lists(st.integers(0, 6), max_size=2).map(tuple)))
     return [
         PartitionChangeRecord(
