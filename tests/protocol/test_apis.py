@@ -31,7 +31,8 @@ EXPECTED = {
     19: ("CreateTopics", 2, 7, BC),
     37: ("CreatePartitions", 0, 3, BC),
     20: ("DeleteTopics", 1, 6, BC),
-    32: ("DescribeConfigs", 1, 4, B),
+    32: ("DescribeConfigs", 1, 4, BC),
+    44: ("IncrementalAlterConfigs", 0, 1, C),
     29: ("DescribeAcls", 1, 3, B),
     62: ("BrokerRegistration", 0, 4, C),
     63: ("BrokerHeartbeat", 0, 1, C),
@@ -52,7 +53,19 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [3, 18, 19, 20, 29, 32, 37, 60, 1000]
-    assert sorted(apis_for(Listener.CONTROLLER)) == [18, 19, 20, 37, 62, 63, 1000, 1001, 1002]
+    assert sorted(apis_for(Listener.CONTROLLER)) == [
+        18,
+        19,
+        20,
+        32,
+        37,
+        44,
+        62,
+        63,
+        1000,
+        1001,
+        1002,
+    ]
 
 
 def test_our_api_keys_are_not_kafkas() -> None:

@@ -18,6 +18,11 @@ SUBCOMMANDS = {
     "assign": ("rackwise.cli.assign", "assign a consumer group's partitions, as a what-if"),
     "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
     "metadata": ("rackwise.cli.metadata", "dump the metadata log's records and image"),
+    "controller": ("rackwise.cli.controller", "run a controller process"),
+    "broker": ("rackwise.cli.broker", "run a broker process"),
+    "cluster": ("rackwise.cli.cluster", "start or stop a local cluster of processes"),
+    "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
+    "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
 }
 
 

@@ -39,7 +39,9 @@ Constraints
 Algorithm
     Two listeners, as KRaft has: ``broker`` (clients: the admin APIs, forwarded by the broker
     to the active controller when they write) and ``controller`` (brokers: registration,
-    heartbeats, the metadata log, and the forwarded admin writes). rackwise's own APIs use keys
+    heartbeats, the metadata log, and the forwarded admin writes; DescribeConfigs and
+    IncrementalAlterConfigs, as Kafka's controller serves them to admin clients that
+    bootstrap from it). rackwise's own APIs use keys
     from 1000, clear of Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now
     ConsumerGroupHeartbeat's):
 
@@ -85,6 +87,7 @@ class ApiKey(enum.IntEnum):
     DELETE_TOPICS = 20
     DESCRIBE_ACLS = 29
     DESCRIBE_CONFIGS = 32
+    INCREMENTAL_ALTER_CONFIGS = 44
     CREATE_PARTITIONS = 37
     DESCRIBE_CLUSTER = 60
     BROKER_REGISTRATION = 62
@@ -112,7 +115,8 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.CREATE_TOPICS, 2, 7, BOTH),
     (ApiKey.CREATE_PARTITIONS, 0, 3, BOTH),
     (ApiKey.DELETE_TOPICS, 1, 6, BOTH),
-    (ApiKey.DESCRIBE_CONFIGS, 1, 4, BROKER_ONLY),
+    (ApiKey.DESCRIBE_CONFIGS, 1, 4, BOTH),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, CONTROLLER_ONLY),
     (ApiKey.DESCRIBE_ACLS, 1, 3, BROKER_ONLY),
     (ApiKey.BROKER_REGISTRATION, 0, 4, CONTROLLER_ONLY),
     (ApiKey.BROKER_HEARTBEAT, 0, 1, CONTROLLER_ONLY),

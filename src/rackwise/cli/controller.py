@@ -1,0 +1,28 @@
+"""``rackwise controller start --config FILE``: run a controller process (KIP-631) until
+SIGTERM or SIGINT. It prints one ready line on stdout once it listens (see
+:mod:`rackwise.node.process`) and logs to stderr."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    actions.required = True
+    start = actions.add_parser(
+        "start",
+        help="run a controller until SIGTERM or SIGINT",
+        description="Run a controller: its metadata log, brokers' registrations and heartbeats, "
+        "and the admin writes brokers forward.",
+    )
+    start.add_argument(
+        "--config", required=True, metavar="FILE", help="the node's .properties file"
+    )
+    start.set_defaults(run=run_start)
+
+
+def run_start(args: argparse.Namespace) -> int:
+    from rackwise.node.controller import run_controller  # noqa: PLC0415
+
+    return run_controller(args.config)

@@ -1,0 +1,62 @@
+"""asyncio servers and clients over the protocol layer: the only place rackwise touches a
+socket. Bytes are cut, decoded and encoded by :mod:`rackwise.protocol`; what a request means is
+the handler's business (:mod:`rackwise.node`).
+
+Server (:mod:`~rackwise.net.server`)
+    ``server = await start_server(handler, Listener.CONTROLLER, host="127.0.0.1", port=0)``
+    binds (port 0: a free one; ``server.port`` / ``server.address`` tell which) and serves
+    until ``await server.close()`` (or ``async with server:``). ``handler`` is
+    ``async def handler(request: rackwise.protocol.Request) -> response message``: it gets
+    ``request.header`` (api key, version, correlation id, client id), ``request.api`` and
+    ``request.body`` (the request message of that version) and returns the response message
+    of the same API and version (build it with ``rackwise.protocol.make(
+    rackwise.protocol.response_class(key, version), ...)``), or :data:`NO_RESPONSE`, or raises
+    :class:`CloseConnection` to close without answering. Any other exception is logged as one
+    line on the ``rackwise.net`` logger and closes that connection only. Requests of one
+    connection are handled one at a time, in order (as Kafka does); open several connections
+    for concurrency (a long poll and heartbeats). Malformed frames get Kafka's answer (an error
+    response or a closed connection), decided by :func:`rackwise.protocol.decode_request`.
+
+Client (:mod:`~rackwise.net.client`)
+    ``conn = await KafkaConnection.connect(host, port, timeout_s=10.0, client_id="rackwise",
+    request_timeout_s=30.0)``; ``await conn.negotiate_versions()`` (ApiVersions; then
+    ``conn.api_versions`` and ``conn.version_for(api_key)``); ``await conn.request(api_key,
+    {...plain values...}, version=None, timeout_s=None, **fields)`` builds the request with
+    :func:`rackwise.protocol.make` at the negotiated (or given) version and returns the
+    response message; ``await conn.send(request_message)`` sends a ready message. Requests
+    may be pipelined (several ``send`` at once). A timeout raises
+    :class:`RequestTimedOutException` and closes the connection; a lost connection raises
+    :class:`DisconnectException` for every request waiting; ``conn.is_closed`` tells. The
+    caller reconnects (a new ``connect``) when it wants to. ``await conn.close()``.
+
+Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
+subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
+"""
+
+from rackwise.net.client import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    KafkaConnection,
+)
+from rackwise.net.errors import (
+    CloseConnection,
+    DisconnectException,
+    NetworkException,
+    RequestTimedOutException,
+)
+from rackwise.net.server import DEFAULT_HOST, NO_RESPONSE, Handler, KafkaServer, start_server
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "DEFAULT_HOST",
+    "DEFAULT_REQUEST_TIMEOUT_S",
+    "NO_RESPONSE",
+    "CloseConnection",
+    "DisconnectException",
+    "Handler",
+    "KafkaConnection",
+    "KafkaServer",
+    "NetworkException",
+    "RequestTimedOutException",
+    "start_server",
+]

@@ -1,0 +1,295 @@
+"""An asyncio client connection speaking Kafka's protocol (Kafka's ``NetworkClient`` for one
+node, without its reconnect logic: reconnecting is the caller's decision).
+
+Goals
+    Connect with a timeout, learn the peer's API versions (ApiVersions), send request messages
+    and await their responses; several requests may be in flight at once (pipelined), each
+    matched to its response by correlation id.
+
+Constraints
+    * A Kafka server answers one connection's requests in order, so responses are matched in
+      the order the requests were sent and a response with another correlation id is a broken
+      connection (:class:`~rackwise.protocol.CorrelationIdMismatchException`).
+    * A request that times out closes the connection (its response would come out of turn), as
+      Kafka's client does; every request still waiting then fails with
+      :class:`~rackwise.net.errors.DisconnectException`. Nothing is retried here.
+    * A response frame larger than ``max_response_bytes`` closes the connection.
+
+Algorithm
+    :meth:`KafkaConnection.send` encodes the request with the next correlation id, records
+    (api key, version, correlation id, future) in a FIFO, writes the frame; one reader task
+    cuts response frames with a :class:`~rackwise.protocol.FrameDecoder` and resolves the
+    oldest waiting future with :func:`~rackwise.protocol.decode_response`.
+
+Worked example
+    ``conn = await KafkaConnection.connect("127.0.0.1", 9093)``; ``await
+    conn.negotiate_versions()`` sends ApiVersions v4 (retrying in v0 if the peer answers
+    UNSUPPORTED_VERSION) and keeps the peer's ranges; ``await conn.request(ApiKey.CREATE_TOPICS,
+    topics=[...], timeout_ms=30000)`` sends CreateTopics at the highest version both speak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+from rackwise.net.errors import DisconnectException, RequestTimedOutException
+from rackwise.protocol import (
+    ApiKey,
+    FrameDecoder,
+    ProtocolError,
+    decode_response,
+    encode_request,
+    make,
+    negotiate_with,
+    request_class,
+)
+
+DEFAULT_CONNECT_TIMEOUT_S: Final = 10.0
+DEFAULT_REQUEST_TIMEOUT_S: Final = 30.0
+"""Kafka's ``request.timeout.ms`` default."""
+DEFAULT_MAX_RESPONSE_BYTES: Final = 1 << 30
+"""The largest response frame accepted (a metadata snapshot can be large)."""
+UNSUPPORTED_VERSION: Final = 35
+LATEST_API_VERSIONS: Final = 4
+READ_CHUNK_BYTES: Final = 1 << 18
+
+
+@dataclass(slots=True)
+class _InFlight:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    future: asyncio.Future[Any]
+
+
+class KafkaConnection:
+    """One connection to a Kafka-protocol server (see the module docstring). Build it with
+    :meth:`connect`; :meth:`close` ends it. Usable as an async context manager."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        address: tuple[str, int],
+        client_id: str | None = "rackwise",
+        request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.address = address
+        self.client_id = client_id
+        self.request_timeout_s = request_timeout_s
+        self._reader = reader
+        self._writer = writer
+        self._decoder = FrameDecoder(max_response_bytes)
+        self._correlation_ids = itertools.count(1)
+        self._in_flight: collections.deque[_InFlight] = collections.deque()
+        self._closed_because: str | None = None
+        self._api_versions: Mapping[int, tuple[int, int]] | None = None
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_responses())
+
+    @classmethod
+    async def connect(
+        cls,
+        host: str,
+        port: int,
+        *,
+        timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        client_id: str | None = "rackwise",
+        request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> KafkaConnection:
+        """A connection to ``host:port``; raises :class:`RequestTimedOutException` after
+        ``timeout_s`` and :class:`DisconnectException` if the connection is refused."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, limit=READ_CHUNK_BYTES), timeout_s
+            )
+        except TimeoutError:
+            raise RequestTimedOutException(
+                f"Connection to {host}:{port} timed out after {timeout_s:g} s"
+            ) from None
+        except OSError as e:
+            raise DisconnectException(
+                f"Connection to {host}:{port} failed: {e.strerror or e}"
+            ) from None
+        return cls(
+            reader,
+            writer,
+            address=(host, port),
+            client_id=client_id,
+            request_timeout_s=request_timeout_s,
+            max_response_bytes=max_response_bytes,
+        )
+
+    # ---- state ---------------------------------------------------------------------------
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed_because is not None
+
+    @property
+    def num_in_flight(self) -> int:
+        return len(self._in_flight)
+
+    @property
+    def api_versions(self) -> Mapping[int, tuple[int, int]]:
+        """The peer's API version ranges (api key -> (min, max)), once negotiated."""
+        if self._api_versions is None:
+            raise RuntimeError("BUG: negotiate_versions() has not been called on this connection")
+        return self._api_versions
+
+    def version_for(self, api_key: int) -> int:
+        """The highest version of ``api_key`` both sides speak (after
+        :meth:`negotiate_versions`); raises UnsupportedVersionException if there is none."""
+        return negotiate_with(api_key, self.api_versions)
+
+    # ---- requests ------------------------------------------------------------------------
+
+    async def negotiate_versions(self, *, timeout_s: float | None = None) -> Any:
+        """Send ApiVersions (v4, or v0 again if the peer does not speak v4), keep the peer's
+        ranges for :meth:`version_for`, and return the response."""
+        response = await self.send(
+            make(
+                request_class(ApiKey.API_VERSIONS, LATEST_API_VERSIONS),
+                client_software_name="rackwise",
+                client_software_version="1",
+            ),
+            timeout_s=timeout_s,
+        )
+        if int(response.error_code) == UNSUPPORTED_VERSION:
+            response = await self.send(
+                make(request_class(ApiKey.API_VERSIONS, 0)), timeout_s=timeout_s
+            )
+        self._api_versions = MappingProxyType(
+            {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
+        )
+        return response
+
+    async def request(
+        self,
+        api_key: int,
+        values: Mapping[str, Any] | None = None,
+        /,
+        *,
+        version: int | None = None,
+        timeout_s: float | None = None,
+        **fields: Any,
+    ) -> Any:
+        """Build the request of ``api_key`` from plain values (:func:`rackwise.protocol.make`)
+        at ``version`` (default: the negotiated one), send it and return its response."""
+        chosen = self.version_for(api_key) if version is None else version
+        body: Any = make(request_class(api_key, chosen), values, **fields)
+        return await self.send(body, timeout_s=timeout_s)
+
+    async def send(self, body: Any, *, timeout_s: float | None = None) -> Any:
+        """Send request message ``body`` and return its response message."""
+        if self._closed_because is not None:
+            raise DisconnectException(self._closed_because)
+        correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
+        data = encode_request(body, correlation_id, self.client_id)
+        cls = type(body)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieve)
+        self._in_flight.append(
+            _InFlight(int(cls.__api_key__), int(cls.__version__), correlation_id, future)
+        )
+        self._writer.write(data)
+        wait_s = self.request_timeout_s if timeout_s is None else timeout_s
+        try:
+            await asyncio.wait_for(self._drained_then(future), wait_s)
+        except TimeoutError:
+            self._fail_all(
+                f"Disconnected from {self._peer}: request {correlation_id} timed out after "
+                f"{wait_s:g} s"
+            )
+            raise RequestTimedOutException(
+                f"{cls.__name__} v{cls.__version__} to {self._peer} timed out after {wait_s:g} s"
+            ) from None
+        except (ConnectionError, OSError) as e:
+            self._fail_all(f"Connection to {self._peer} lost: {e}")
+            raise DisconnectException(f"Connection to {self._peer} lost: {e}") from None
+        return future.result()
+
+    async def _drained_then(self, future: asyncio.Future[Any]) -> None:
+        await self._writer.drain()
+        await asyncio.shield(future)
+
+    # ---- closing -------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close the connection; requests in flight fail with DisconnectException."""
+        self._fail_all(f"Connection to {self._peer} closed")
+        self._reader_task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._reader_task
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+    async def __aenter__(self) -> KafkaConnection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ---- the reader ----------------------------------------------------------------------
+
+    @property
+    def _peer(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+    async def _read_responses(self) -> None:
+        try:
+            while True:
+                chunk = await self._reader.read(READ_CHUNK_BYTES)
+                if not chunk:
+                    self._fail_all(f"Connection to {self._peer} closed by the peer")
+                    return
+                frames = self._decoder.feed(chunk)
+                for data in frames.frames:
+                    self._deliver(data)
+                if frames.close is not None:
+                    self._fail_all(f"Connection to {self._peer}: {frames.close.reason}")
+                    return
+        except (ConnectionError, OSError) as e:
+            self._fail_all(f"Connection to {self._peer} lost: {e}")
+
+    def _deliver(self, data: bytes) -> None:
+        if not self._in_flight:
+            self._fail_all(f"Connection to {self._peer}: a response to no request")
+            return
+        waiting = self._in_flight.popleft()
+        try:
+            response = decode_response(
+                data, waiting.api_key, waiting.api_version, waiting.correlation_id
+            )
+        except ProtocolError as e:
+            if not waiting.future.done():
+                waiting.future.set_exception(e)
+            self._fail_all(f"Connection to {self._peer} closed after a bad response: {e}")
+            return
+        if not waiting.future.done():
+            waiting.future.set_result(response)
+
+    def _fail_all(self, reason: str) -> None:
+        """Close the connection (once) and fail every request still waiting."""
+        if self._closed_because is None:
+            self._closed_because = reason
+            self._writer.close()
+        while self._in_flight:
+            future = self._in_flight.popleft().future
+            if not future.done():
+                future.set_exception(DisconnectException(reason))
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a failed request's error as seen (its caller may have timed out and gone)."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,32 @@
+"""Errors of the network layer, in the taxonomy of :mod:`rackwise.common.errors`, with the names
+Kafka's client gives the same conditions. All are retriable: the caller may reconnect and retry
+(reconnecting is the caller's decision, never this layer's)."""
+
+from __future__ import annotations
+
+from rackwise.common.errors import RackwiseError
+
+
+class NetworkException(RackwiseError):
+    """Kafka's NETWORK_EXCEPTION: the connection to a peer failed or was lost."""
+
+    error_code = 13
+    retriable = True
+
+
+class DisconnectException(NetworkException):
+    """Kafka's ``DisconnectException``: the connection closed (or could not be opened) before
+    the response to a request arrived."""
+
+
+class RequestTimedOutException(NetworkException):
+    """Kafka's REQUEST_TIMED_OUT: no response (or no connection) within the time allowed. As
+    Kafka's ``NetworkClient`` does, the connection is closed when a request times out, since the
+    late response would arrive out of turn."""
+
+    error_code = 7
+
+
+class CloseConnection(Exception):
+    """Raised by a request handler to close the connection without answering (Kafka closes a
+    channel it cannot serve rather than answering nonsense). ``str(e)`` is logged."""

@@ -1,0 +1,515 @@
+"""The broker process (KIP-631): register with the controller, heartbeat, follow the metadata
+log, and serve Kafka clients on its listeners (Kafka's ``BrokerServer`` with its
+``BrokerLifecycleManager``, for the control plane; the data path comes later).
+
+Goals
+    * Registration: BrokerRegistration with ``broker.rack``, the advertised listeners (ports as
+      bound), one directory id per ``log.dirs`` entry and a new incarnation id per start,
+      retried until the controller answers (a previous incarnation's live lease gives
+      DUPLICATE_BROKER_REGISTRATION: retried too, until that lease runs out).
+    * Heartbeats every ``broker.heartbeat.interval.ms``, carrying the offset of the last
+      metadata record applied; the answers say whether the broker is fenced, and when it
+      should shut down. A heartbeat refused as stale (the controller lost the registration)
+      registers again, same incarnation.
+    * Clients are answered once the broker has caught up with the metadata log and been
+      unfenced the first time (as Kafka enables request processing only then): reads from the
+      image (:mod:`rackwise.node.broker_apis`), writes forwarded to the controller
+      (:mod:`rackwise.node.forwarding`).
+
+Constraints
+    Three connections to the controller, so that none waits on another: heartbeats, the
+    metadata fetch (a long poll) and forwarded writes. SIGTERM stops the broker promptly
+    without unregistering (the controller fences it when its lease runs out).
+
+Log directories
+    Each ``log.dirs`` entry holds a ``meta.properties`` as Kafka writes it (``version=1``,
+    ``node.id``, ``directory.id``, and ``cluster.id`` when known), created on first start;
+    a ``node.id`` there that differs from the configured one is refused, naming the file.
+
+Cluster id
+    ``cluster.id`` from the configuration, else from ``meta.properties``, is sent to the
+    controller (which refuses a different one). A broker without either tells clients an id
+    derived from the controller addresses it was given (the same for every broker of the
+    cluster), since clients need one: librdkafka fails on a null cluster id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+from rackwise.common.errors import RackwiseError
+from rackwise.controller.quorum import METADATA_VERSION_LEVEL
+from rackwise.image import MetadataImage
+from rackwise.net import (
+    CloseConnection,
+    KafkaConnection,
+    KafkaServer,
+    NetworkException,
+    start_server,
+)
+from rackwise.node import broker_apis, broker_configs
+from rackwise.node.config import (
+    BROKER_ROLE,
+    ConfigException,
+    Endpoint,
+    NodeConfig,
+    load_node_config,
+    load_properties,
+)
+from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
+from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
+from rackwise.node.process import configure_logging, report_ready, run_until_stopped
+from rackwise.protocol import ApiKey, Listener, ProtocolError, Request
+from rackwise.records import kafka_uuid, parse_kafka_uuid
+
+LOG: Final = logging.getLogger("rackwise.node.broker")
+
+META_PROPERTIES: Final = "meta.properties"
+NONE: Final = 0
+STALE_BROKER_EPOCH: Final = 77
+BROKER_ID_NOT_REGISTERED: Final = 102
+NO_EPOCH: Final = -1
+"""``broker_epoch`` before the broker is registered."""
+RETRY_BACKOFF_S: Final = 0.1
+MAX_RETRY_BACKOFF_S: Final = 1.0
+CONNECT_TIMEOUT_S: Final = 2.0
+READY_WAIT_S: Final = 10.0
+"""The longest a broker told it is unfenced waits for its image to show it before serving."""
+CONTROL_ERROR_NAMES: Final = MappingProxyType(
+    {
+        -1: "UNKNOWN_SERVER_ERROR",
+        7: "REQUEST_TIMED_OUT",
+        35: "UNSUPPORTED_VERSION",
+        41: "NOT_CONTROLLER",
+        42: "INVALID_REQUEST",
+        STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH",
+        101: "DUPLICATE_BROKER_REGISTRATION",
+        BROKER_ID_NOT_REGISTERED: "BROKER_ID_NOT_REGISTERED",
+        104: "INCONSISTENT_CLUSTER_ID",
+        119: "INVALID_REGISTRATION",
+    }
+)
+"""Kafka's names (``Errors``) of the codes a BrokerRegistration or BrokerHeartbeat answer
+may carry."""
+RESERVED_UUIDS: Final = 100
+"""Kafka reserves the uuids below 100 (``Uuid.RESERVED``): no directory id takes one."""
+
+
+def control_error(code: int) -> str:
+    """A refused registration or heartbeat's error as a log line shows it: Kafka's name and
+    the code (``INVALID_REGISTRATION (119)``); a code not in the table is ``UNKNOWN``."""
+    return f"{CONTROL_ERROR_NAMES.get(code, 'UNKNOWN')} ({code})"
+
+
+def fencing_transition(was_fenced: bool, is_fenced: bool) -> str | None:
+    """The log line for a heartbeat answer that changes whether this broker is fenced, or
+    None when it does not."""
+    if was_fenced == is_fenced:
+        return None
+    return "fenced by the controller" if is_fenced else "unfenced by the controller"
+
+
+class BrokerStartupError(RackwiseError):
+    """A broker that cannot start as configured (its log directories disagree with it)."""
+
+
+# ---- log directories ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirectory:
+    """One ``log.dirs`` entry and the id its ``meta.properties`` gives it."""
+
+    path: Path
+    directory_id: uuid.UUID
+
+
+def _new_directory_id() -> uuid.UUID:
+    while True:
+        candidate = uuid.uuid4()
+        if candidate.int >= RESERVED_UUIDS:
+            return candidate
+
+
+def render_meta_properties(values: dict[str, str]) -> str:
+    """``meta.properties`` as Kafka writes it: a comment, then ``key=value`` lines, sorted."""
+    lines = ["#", f"#{time.strftime('%a %b %d %H:%M:%S UTC %Y', time.gmtime())}"]
+    lines.extend(f"{key}={values[key]}" for key in sorted(values))
+    return "\n".join(lines) + "\n"
+
+
+def ensure_log_dirs(
+    paths: Sequence[Path], node_id: int, cluster_id: str | None
+) -> list[LogDirectory]:
+    """Each log directory with its id: read from its ``meta.properties``, or created with a
+    new id on first start (the file written to a temporary name and renamed into place)."""
+    result = []
+    for path in paths:
+        path.mkdir(parents=True, exist_ok=True)
+        meta = path / META_PROPERTIES
+        if meta.exists():
+            props = load_properties(meta)
+            stored = props.get("node.id")
+            if stored is not None and stored.strip() != str(node_id):
+                raise BrokerStartupError(
+                    f"Stored node id {stored.strip()} doesn't match previous node id "
+                    f"{node_id} in {meta}. If you moved your data, make sure your configured "
+                    "node id matches."
+                )
+            stored_cluster = props.get("cluster.id")
+            if cluster_id and stored_cluster and stored_cluster != cluster_id:
+                raise BrokerStartupError(
+                    f"Invalid cluster.id in {meta}. Expected {stored_cluster}, but read "
+                    f"{cluster_id} from the configuration"
+                )
+            text = props.get("directory.id")
+            if text:
+                result.append(LogDirectory(path, parse_kafka_uuid(text.strip())))
+                continue
+        else:
+            props = {}
+        values = {**props, "version": "1", "node.id": str(node_id)}
+        directory_id = _new_directory_id()
+        values["directory.id"] = kafka_uuid(directory_id)
+        if cluster_id and "cluster.id" not in values:
+            values["cluster.id"] = cluster_id
+        temp = meta.with_name(META_PROPERTIES + ".tmp")
+        temp.write_text(render_meta_properties(values), encoding="utf-8")
+        temp.replace(meta)
+        result.append(LogDirectory(path, directory_id))
+    return result
+
+
+def derived_cluster_id(controller_addresses: Sequence[tuple[str, int]]) -> str:
+    """A cluster id for a broker configured without one: the same for every broker given the
+    same controller addresses (a hash of them, as a Kafka uuid string). Clients need one
+    (librdkafka fails on a null cluster id); it is never written to ``meta.properties`` nor
+    sent to the controller, so configuring ``cluster.id`` later is not a mismatch."""
+    text = ",".join(f"{host}:{port}" for host, port in sorted(controller_addresses))
+    digest = hashlib.sha256(f"rackwise-cluster:{text}".encode()).digest()
+    return kafka_uuid(uuid.UUID(bytes=digest[:16]))
+
+
+def stored_cluster_id(paths: Sequence[Path]) -> str | None:
+    """The ``cluster.id`` recorded in the first log directory that has one."""
+    for path in paths:
+        meta = path / META_PROPERTIES
+        if meta.exists():
+            value = load_properties(meta).get("cluster.id", "").strip()
+            if value:
+                return value
+    return None
+
+
+# ---- the broker --------------------------------------------------------------------------------
+
+
+class Broker:
+    """One broker process's state and tasks (see the module docstring)."""
+
+    def __init__(self, config: NodeConfig, *, incarnation_id: uuid.UUID | None = None) -> None:
+        if config.role != BROKER_ROLE:
+            raise ConfigException(f"BUG: a {config.role}'s configuration given to a broker")
+        self.config = config
+        self.node_id = config.node_id
+        self.incarnation_id = incarnation_id or uuid.uuid4()
+        # The configured (or stored) cluster id is what the controller is sent (None if
+        # neither); clients are told it, or else one derived from the controller addresses.
+        self.cluster_id = config.cluster_id or stored_cluster_id(config.log_dirs)
+        self.client_cluster_id = self.cluster_id or derived_cluster_id(config.controller_addresses)
+        self.log_dirs: list[LogDirectory] = []
+        self.follower = MetadataFollower()
+        self.broker_epoch = NO_EPOCH
+        self.is_fenced = True
+        self.ready = asyncio.Event()
+        self.stopped = asyncio.Event()
+        self.servers: list[KafkaServer] = []
+        self.fetcher = MetadataFetcher(
+            self.follower,
+            self._connect,
+            node_id=self.node_id,
+            cluster_id=self.cluster_id,
+            broker_epoch=lambda: self.broker_epoch,
+        )
+        self.forwarder = Forwarder(self._connect, self._wait_applied)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._readying: asyncio.Task[None] | None = None
+        self._client_listener = config.broker_endpoints[0].listener_name
+        # A registration or heartbeat not answered within the session is worth nothing.
+        self._control_timeout_s = max(config.session_timeout_ms / 1000, 1.0)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Check the log directories, bind the listeners, and start registering and following
+        the metadata log."""
+        self.log_dirs = ensure_log_dirs(self.config.log_dirs, self.node_id, self.cluster_id)
+        for endpoint in self.config.broker_endpoints:
+            server = await start_server(
+                self.handle,
+                Listener.BROKER,
+                host=endpoint.host,
+                port=endpoint.port,
+                max_request_bytes=self.config.socket_request_max_bytes,
+                name=f"broker {self.node_id} {endpoint.listener_name}",
+            )
+            self.servers.append(server)
+        self._tasks = [
+            asyncio.create_task(self.fetcher.run(), name="metadata-fetcher"),
+            asyncio.create_task(self._lifecycle(), name="broker-lifecycle"),
+        ]
+        LOG.info(
+            "broker %d (incarnation %s) listening on %s",
+            self.node_id,
+            kafka_uuid(self.incarnation_id),
+            ",".join(str(e) for e in self.bound_endpoints()),
+        )
+
+    def bound_endpoints(self) -> list[Endpoint]:
+        """The broker's client listeners as bound (a configured port 0 shows the real one)."""
+        return [
+            Endpoint(e.listener_name, e.host, server.port)
+            for e, server in zip(self.config.broker_endpoints, self.servers, strict=True)
+        ]
+
+    def advertised_endpoints(self) -> list[Endpoint]:
+        """The listeners registered with the controller: ``advertised.listeners`` (default:
+        the bound listeners), with a configured port 0 replaced by the bound port."""
+        bound = {e.listener_name: e for e in self.bound_endpoints()}
+        out = []
+        for endpoint in self.config.advertised_listeners:
+            if endpoint.listener_name in self.config.controller_listener_names:
+                continue
+            actual = bound.get(endpoint.listener_name)
+            port = endpoint.port or (actual.port if actual else 0)
+            out.append(Endpoint(endpoint.listener_name, endpoint.host, port))
+        return out
+
+    async def stop(self) -> None:
+        """Stop serving and every task; no unregistration (the lease runs out)."""
+        if self._readying is not None:
+            self._tasks.append(self._readying)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for server in self.servers:
+            await server.close()
+        await self.forwarder.close()
+        self.stopped.set()
+
+    async def _connect(self) -> KafkaConnection:
+        """A connection to the controller: the configured addresses, tried in turn."""
+        failure: Exception | None = None
+        for host, port in self.config.controller_addresses:
+            try:
+                return await KafkaConnection.connect(
+                    host,
+                    port,
+                    timeout_s=CONNECT_TIMEOUT_S,
+                    client_id=f"rackwise-broker-{self.node_id}",
+                )
+            except NetworkException as e:
+                failure = e
+        assert failure is not None
+        raise failure
+
+    # ---- registration and heartbeats -------------------------------------------------------
+
+    def registration_request(self) -> dict[str, Any]:
+        """BrokerRegistration's fields, as plain values."""
+        return {
+            "broker_id": self.node_id,
+            "cluster_id": self.cluster_id or "",
+            "incarnation_id": self.incarnation_id,
+            "listeners": [
+                {"name": e.listener_name, "host": e.host, "port": e.port, "security_protocol": 0}
+                for e in self.advertised_endpoints()
+            ],
+            "features": [
+                {
+                    "name": "metadata.version",
+                    "min_supported_version": broker_apis.MIN_METADATA_VERSION_LEVEL,
+                    "max_supported_version": METADATA_VERSION_LEVEL,
+                }
+            ],
+            "rack": self.config.rack,
+            "is_migrating_zk_broker": False,
+            "log_dirs": [d.directory_id for d in self.log_dirs],
+            "previous_broker_epoch": NO_EPOCH,
+        }
+
+    async def _lifecycle(self) -> None:
+        """Register, then heartbeat until stopped; reconnect and re-register as needed."""
+        connection: KafkaConnection | None = None
+        backoff = RETRY_BACKOFF_S
+        failures = 0
+        interval_s = self.config.heartbeat_interval_ms / 1000
+        try:
+            while True:
+                try:
+                    if connection is None or connection.is_closed:
+                        connection = await self._connect()
+                        await connection.negotiate_versions()
+                    if self.broker_epoch == NO_EPOCH:
+                        await self._register(connection)
+                    if self.broker_epoch != NO_EPOCH:
+                        await self._heartbeat(connection)
+                        if failures:
+                            LOG.info("heartbeats resumed after %d failed attempts", failures)
+                        backoff, failures = RETRY_BACKOFF_S, 0
+                        await asyncio.sleep(interval_s)
+                    else:  # refused: retry soon (an old lease may be about to run out)
+                        await asyncio.sleep(min(backoff, interval_s))
+                        backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
+                except (NetworkException, ProtocolError) as e:
+                    failures += 1
+                    LOG.log(
+                        logging.INFO if failures == 1 else logging.DEBUG,
+                        "controller unreachable, retrying every %.1f s at most: %s",
+                        MAX_RETRY_BACKOFF_S,
+                        e,
+                    )
+                    if connection is not None:
+                        await connection.close()
+                    connection = None
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
+        finally:
+            if connection is not None:
+                await connection.close()
+
+    async def _register(self, connection: KafkaConnection) -> None:
+        response = await connection.request(
+            ApiKey.BROKER_REGISTRATION,
+            self.registration_request(),
+            timeout_s=self._control_timeout_s,
+        )
+        error = int(response.error_code)
+        if error != NONE:
+            LOG.info("registration refused: %s; retrying", control_error(error))
+            return
+        self.broker_epoch = int(response.broker_epoch)
+        LOG.info("registered with broker epoch %d", self.broker_epoch)
+
+    async def _heartbeat(self, connection: KafkaConnection) -> None:
+        response = await connection.request(
+            ApiKey.BROKER_HEARTBEAT,
+            timeout_s=self._control_timeout_s,
+            broker_id=self.node_id,
+            broker_epoch=self.broker_epoch,
+            current_metadata_offset=self.follower.applied_offset,
+            want_fence=False,
+            want_shut_down=False,
+            offline_log_dirs=[],
+        )
+        error = int(response.error_code)
+        if error in (STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED):
+            LOG.warning("heartbeat refused: %s; registering again", control_error(error))
+            self.broker_epoch = NO_EPOCH
+            return
+        if error != NONE:
+            LOG.info("heartbeat refused: %s", control_error(error))
+            return
+        fenced = bool(response.is_fenced)
+        transition = fencing_transition(self.is_fenced, fenced)
+        if transition is not None:
+            LOG.info("broker %d %s (broker epoch %d)", self.node_id, transition, self.broker_epoch)
+        self.is_fenced = fenced
+        if not fenced and self._readying is None:
+            self._readying = asyncio.create_task(self._become_ready(), name="broker-ready")
+        if response.should_shut_down:
+            LOG.info("the controller says to shut down")
+            self.stopped.set()
+
+    # ---- the image ------------------------------------------------------------------------
+
+    def _image_shows_unfenced(self, image: MetadataImage) -> bool:
+        registration = image.brokers.get(self.node_id)
+        return (
+            registration is not None
+            and registration.incarnation_id == self.incarnation_id
+            and not registration.fenced
+        )
+
+    async def _become_ready(self) -> None:
+        """Serve clients once this broker's own image shows it unfenced (the controller said
+        so a moment before it reaches the image), so that its first answers list itself."""
+        await self.fetcher.wait_until(lambda f: self._image_shows_unfenced(f.image), READY_WAIT_S)
+        self.ready.set()
+        LOG.info("broker %d serves clients", self.node_id)
+
+    async def _wait_applied(self, predicate: ImagePredicate, timeout_s: float) -> bool:
+        return await self.fetcher.wait_until(lambda f: predicate(f.image), timeout_s)
+
+    def info(self) -> broker_apis.BrokerInfo:
+        return broker_apis.BrokerInfo(
+            node_id=self.node_id,
+            cluster_id=self.client_cluster_id,
+            listener_name=self._client_listener,
+            static_config=self.config.properties,
+            applied_offset=self.follower.applied_offset,
+        )
+
+    # ---- clients ----------------------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Any:
+        """Answer one client request (after the first unfencing)."""
+        key = request.header.api_key
+        body = request.body
+        if key == ApiKey.API_VERSIONS:
+            return broker_apis.api_versions(body, self.follower.image, self.info())
+        await self.ready.wait()
+        image = self.follower.image
+        if key == ApiKey.METADATA:
+            return broker_apis.metadata(body, image, self.info())
+        if key == ApiKey.DESCRIBE_CLUSTER:
+            return broker_apis.describe_cluster(body, image, self.info())
+        if key == ApiKey.DESCRIBE_CONFIGS:
+            return broker_configs.describe_configs(body, image, self.info())
+        if key == ApiKey.DESCRIBE_ACLS:
+            return broker_apis.describe_acls(body)
+        if key in FORWARDED:
+            return await self.forwarder.forward(body)
+        raise CloseConnection(f"api key {key} is not served by a broker")
+
+
+async def run_broker(config: NodeConfig, stop: asyncio.Event) -> int:
+    """Run a broker until ``stop`` is set (SIGTERM) or the controller tells it to shut down;
+    prints the ready line once its listeners are bound. Exit status 0."""
+    broker = Broker(config)
+    await broker.start()
+    report_ready(BROKER_ROLE, config.node_id, broker.bound_endpoints())
+    stop_wait = asyncio.create_task(stop.wait())
+    stopped_wait = asyncio.create_task(broker.stopped.wait())
+    try:
+        await asyncio.wait({stop_wait, stopped_wait}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (stop_wait, stopped_wait):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(broker.stop(), 5.0)
+    LOG.info("broker %d stopped", config.node_id)
+    return 0
+
+
+def main(config_path: str) -> int:
+    """``rackwise broker start --config FILE``: load and check the configuration, then run
+    the broker with logging on stderr; its exit status."""
+    config = load_node_config(config_path)
+    if not config.is_broker:
+        raise ConfigException(
+            f"{config_path} configures a {config.role} (process.roles); "
+            "start it with rackwise controller start"
+        )
+    configure_logging(BROKER_ROLE, config.node_id)
+    return run_until_stopped(lambda stop: run_broker(config, stop))

@@ -1,0 +1,555 @@
+"""A local cluster of real processes: one controller and N brokers on 127.0.0.1, started,
+restarted and stopped by ``rackwise cluster up`` and ``rackwise cluster down``.
+
+Goals
+    One command gives a developer, a test or ``make run`` a cluster that real Kafka clients can
+    talk to, with each node a separate detached process (``rackwise controller start`` or
+    ``rackwise broker start --config FILE``) that outlives the command; a second ``up`` on the
+    same directory restarts only what is not running, with its data.
+
+Constraints
+    * Layout of the cluster directory (default ``./rackwise-cluster``)::
+
+          DIR/cluster.json                the nodes: id, role, pid, host, port, rack
+          DIR/controller-3000/server.properties, server.log, metadata/
+          DIR/broker-1/server.properties, server.log, data/ (log.dirs)
+
+    * Node ids share one space: brokers are 1..N, in the order of ``--racks``; the controller is
+      :data:`CONTROLLER_ID` (3000), clear of any broker id a local cluster will use (Kafka's
+      system tests also number their controllers from 3000 up).
+    * Ports are free ports of 127.0.0.1 chosen by the first ``up`` and kept in the
+      ``.properties`` files and ``cluster.json``; a node's ``.properties`` file, once written, is
+      never rewritten, so a hand edit survives restarts.
+    * ``cluster.json`` is written atomically (temporary file, fsync, rename). A pid counts as a
+      running node only while that process still runs with that node's config file on its
+      command line (``/proc/PID/cmdline``), so a recycled pid is not taken for a node.
+    * ``up`` waits until the controller listens and every broker is registered and unfenced
+      (DescribeCluster through kafka-python, as any client sees it), and fails with the node and
+      its log file when a process exits or the wait times out.
+    * ``down`` sends SIGTERM to the brokers, then the controller, and SIGKILL to whatever still
+      runs after a grace period.
+
+Worked example
+    ``up(Path("c"), num_brokers=3, racks=["/dc1/r1", "/dc1/r2", "/dc2/r1"])`` writes
+    ``c/controller-3000/server.properties`` with ``node.id=3000``, ``process.roles=controller``
+    and ``listeners=CONTROLLER://127.0.0.1:P0``, and ``c/broker-2/server.properties`` with
+    ``node.id=2``, ``broker.rack=/dc1/r2``, ``listeners=PLAINTEXT://127.0.0.1:P2`` and
+    ``controller.quorum.bootstrap.servers=127.0.0.1:P0``; it starts the four processes and
+    returns once brokers 1, 2 and 3 are unfenced.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import errno
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from rackwise.client.admin import Admin, AdminError
+from rackwise.common import RackwiseError
+from rackwise.node.config import CLUSTER_ID, load_properties
+from rackwise.placement import REPLICA_PLACER_CONFIG
+
+Role = Literal["controller", "broker"]
+
+HOST: Final = "127.0.0.1"
+CONTROLLER_ID: Final = 3000
+"""The controller's node.id; brokers are 1..N."""
+DEFAULT_DIR: Final = "rackwise-cluster"
+CLUSTER_FILE: Final = "cluster.json"
+PROPERTIES_FILE: Final = "server.properties"
+LOG_FILE: Final = "server.log"
+DEFAULT_START_TIMEOUT_S: Final = 60.0
+DEFAULT_STOP_GRACE_S: Final = 10.0
+POLL_INTERVAL_S: Final = 0.1
+NOT_RUNNING: Final = None
+"""The pid recorded for a node that no process runs."""
+
+
+class ClusterError(RackwiseError):
+    """A local cluster that cannot be planned, started or stopped as asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One node of a local cluster. ``rack`` is None for the controller and rackless brokers."""
+
+    id: int
+    role: Role
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The node's directory name: ``controller-3000``, ``broker-1``."""
+        return f"{self.role}-{self.id}"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeState:
+    """A node with the pid running it (:data:`NOT_RUNNING` for none) and what ``up`` or
+    ``down`` just did to it."""
+
+    spec: NodeSpec
+    pid: int | None
+    action: str = ""
+
+
+# -- planning (pure) ---------------------------------------------------------------------------
+
+
+def parse_racks(text: str | None) -> list[str] | None:
+    """``/dc1/r1,/dc1/r2`` as a list; None stays None."""
+    if text is None:
+        return None
+    racks = [rack.strip() for rack in text.split(",")]
+    if any(not rack for rack in racks):
+        raise ClusterError(f"--racks {text!r} has an empty rack")
+    return racks
+
+
+def plan_cluster(
+    num_brokers: int, racks: Sequence[str] | None, ports: Sequence[int]
+) -> tuple[NodeSpec, ...]:
+    """The controller and brokers 1..``num_brokers``; ``ports[0]`` is the controller's and
+    ``ports[i]`` broker i's; broker i gets ``racks[i-1]``."""
+    if num_brokers < 1:
+        raise ClusterError(f"--brokers must be at least 1, not {num_brokers}")
+    if num_brokers >= CONTROLLER_ID:
+        raise ClusterError(
+            f"--brokers {num_brokers} would reach the controller's node id {CONTROLLER_ID}"
+        )
+    if racks is not None and len(racks) != num_brokers:
+        raise ClusterError(
+            f"--racks names {len(racks)} racks but --brokers is {num_brokers}: "
+            "give one rack per broker"
+        )
+    if len(ports) != num_brokers + 1:
+        raise ClusterError(f"BUG: {len(ports)} ports for {num_brokers + 1} nodes")
+    controller = NodeSpec(CONTROLLER_ID, "controller", HOST, ports[0])
+    brokers = tuple(
+        NodeSpec(i, "broker", HOST, ports[i], None if racks is None else racks[i - 1])
+        for i in range(1, num_brokers + 1)
+    )
+    return (controller, *brokers)
+
+
+def new_cluster_id() -> str:
+    """A cluster id as ``kafka-storage random-uuid`` prints one: a random UUID in URL-safe
+    base64 without padding, never starting with ``-`` (it would read as a flag)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        if not text.startswith("-"):
+            return text
+
+
+def node_properties(
+    node: NodeSpec,
+    controller: NodeSpec,
+    node_dir: Path,
+    placer: str | None,
+    cluster_id: str | None = None,
+) -> dict[str, str]:
+    """The ``.properties`` settings of ``node`` (Kafka's names), its paths under ``node_dir``;
+    every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
+    gives each node's storage."""
+    props = {
+        "node.id": str(node.id),
+        "process.roles": node.role,
+        "controller.listener.names": "CONTROLLER",
+        "metadata.log.dir": str(node_dir / "metadata"),
+    }
+    if cluster_id is not None:
+        props[CLUSTER_ID] = cluster_id
+    if node.role == "controller":
+        props["listeners"] = f"CONTROLLER://{node.address}"
+        props["controller.quorum.voters"] = f"{node.id}@{node.address}"
+        if placer is not None:
+            props[REPLICA_PLACER_CONFIG] = placer
+    else:
+        props["listeners"] = f"PLAINTEXT://{node.address}"
+        props["controller.quorum.bootstrap.servers"] = controller.address
+        props["log.dirs"] = str(node_dir / "data")
+        if node.rack is not None:
+            props["broker.rack"] = node.rack
+        if placer is not None:
+            props[REPLICA_PLACER_CONFIG] = placer
+    return props
+
+
+def render_properties(props: Mapping[str, str], comment: str) -> str:
+    """A ``.properties`` file, one ``key=value`` a line after a ``#`` comment."""
+    lines = [f"# {comment}"]
+    for key, value in props.items():
+        lines.append(f"{key}={_escape(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(value: str) -> str:
+    """Escape what java.util.Properties would read otherwise: backslashes, leading spaces."""
+    escaped = value.replace("\\", "\\\\")
+    return "\\" + escaped if escaped.startswith(" ") else escaped
+
+
+def cluster_document(states: Sequence[NodeState]) -> dict[str, Any]:
+    """The ``cluster.json`` document."""
+    return {
+        "nodes": [
+            {
+                "id": s.spec.id,
+                "role": s.spec.role,
+                "pid": s.pid,
+                "host": s.spec.host,
+                "port": s.spec.port,
+                "rack": s.spec.rack,
+            }
+            for s in states
+        ]
+    }
+
+
+def parse_cluster_document(text: str, where: str) -> list[NodeState]:
+    """The nodes of a ``cluster.json``; a document that is not one is an error naming it."""
+    try:
+        document = json.loads(text)
+        states = []
+        for entry in document["nodes"]:
+            role = entry["role"]
+            if role not in ("controller", "broker"):
+                raise ValueError(f"role {role!r}")
+            spec = NodeSpec(
+                int(entry["id"]), role, str(entry["host"]), int(entry["port"]), entry.get("rack")
+            )
+            pid = entry.get("pid")
+            states.append(NodeState(spec, None if pid is None else int(pid)))
+    except (ValueError, KeyError, TypeError) as e:
+        raise ClusterError(f"{where} is not a cluster description: {e}") from None
+    if sum(s.spec.role == "controller" for s in states) != 1:
+        raise ClusterError(f"{where} must describe exactly one controller")
+    return states
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: a temporary file beside it, fsync, rename, fsync dir."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_states(directory: Path) -> list[NodeState] | None:
+    """The nodes recorded in ``DIR/cluster.json``, or None if there is none."""
+    path = directory / CLUSTER_FILE
+    if not path.exists():
+        return None
+    return parse_cluster_document(path.read_text(encoding="utf-8"), str(path))
+
+
+def save_states(directory: Path, states: Sequence[NodeState]) -> None:
+    write_atomically(
+        directory / CLUSTER_FILE, json.dumps(cluster_document(states), indent=2) + "\n"
+    )
+
+
+def free_ports(count: int, host: str = HOST) -> list[int]:
+    """``count`` distinct ports of ``host`` that nothing listens on right now."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def config_path(directory: Path, node: NodeSpec) -> Path:
+    return directory / node.name / PROPERTIES_FILE
+
+
+def log_path(directory: Path, node: NodeSpec) -> Path:
+    return directory / node.name / LOG_FILE
+
+
+def is_running(pid: int | None, config: Path) -> bool:
+    """Whether ``pid`` is a live process started with ``config`` on its command line."""
+    if pid is None:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return _pid_exists(pid)
+    return str(config).encode() in cmdline.split(b"\0")
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError as e:
+        return e.errno == errno.EPERM
+    return True
+
+
+def start_node(directory: Path, node: NodeSpec) -> int:
+    """Start ``node`` as a detached process (its own session) logging to its ``server.log``."""
+    config = config_path(directory, node)
+    log = log_path(directory, node)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"--- rackwise cluster up: starting {node.name} at {time.ctime()} ---\n")
+    argv = [sys.executable, "-m", "rackwise.cli.main", node.role, "start", "--config", str(config)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    return os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+
+
+def stop_node(pid: int, config: Path, grace_s: float) -> str:
+    """SIGTERM, then SIGKILL if it still runs after ``grace_s``: "stopped" or "killed"."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if _wait_gone(pid, config, grace_s):
+        return "stopped"
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    if _wait_gone(pid, config, 5.0):
+        return "killed"
+    raise ClusterError(f"process {pid} survived SIGKILL")
+
+
+def _wait_gone(pid: int, config: Path, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while is_running(pid, config):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_INTERVAL_S)
+    return True
+
+
+def _listening(node: NodeSpec) -> bool:
+    try:
+        with socket.create_connection((node.host, node.port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _died(directory: Path, state: NodeState) -> ClusterError:
+    log = log_path(directory, state.spec)
+    return ClusterError(
+        f"{state.spec.name} (pid {state.pid}) exited while starting: see {log}{_last_line(log)}"
+    )
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return f" (last line: {lines[-1].strip()[:200]})" if lines else ""
+
+
+def _wait_listening(directory: Path, state: NodeState, deadline: float) -> None:
+    config = config_path(directory, state.spec)
+    while not _listening(state.spec):
+        if not is_running(state.pid, config):
+            raise _died(directory, state)
+        if time.monotonic() >= deadline:
+            raise ClusterError(
+                f"{state.spec.name} does not listen on {state.spec.address}: "
+                f"see {log_path(directory, state.spec)}"
+            )
+        time.sleep(POLL_INTERVAL_S)
+
+
+Progress = Callable[[int, int], None]
+
+
+def wait_for_brokers(
+    directory: Path, states: Sequence[NodeState], deadline: float, progress: Progress
+) -> None:
+    """Wait until every broker of ``states`` is registered and unfenced, as DescribeCluster
+    shows it; report ``(ready, total)`` whenever the count changes."""
+    brokers = [s for s in states if s.spec.role == "broker"]
+    for state in brokers:
+        _wait_listening(directory, state, deadline)
+    wanted = {s.spec.id for s in brokers}
+    bootstrap = ",".join(s.spec.address for s in brokers)
+    last = -1
+    admin: Admin | None = None
+    try:
+        while True:
+            for state in states:
+                if not is_running(state.pid, config_path(directory, state.spec)):
+                    raise _died(directory, state)
+            ready: set[int] = set()
+            with contextlib.suppress(AdminError):
+                if admin is None:
+                    admin = Admin(bootstrap, timeout_ms=5000, client_id="rackwise-cluster-up")
+                ready = {b.id for b in admin.brokers() if not b.is_fenced} & wanted
+            if len(ready) != last:
+                last = len(ready)
+                progress(last, len(wanted))
+            if ready == wanted:
+                return
+            if time.monotonic() >= deadline:
+                missing = min(wanted - ready)
+                node = next(s.spec for s in brokers if s.spec.id == missing)
+                raise ClusterError(
+                    f"{len(ready)} of {len(wanted)} brokers registered and unfenced in time; "
+                    f"{node.name} is not: see {log_path(directory, node)}"
+                )
+            time.sleep(POLL_INTERVAL_S * 2)
+    finally:
+        if admin is not None:
+            admin.close()
+
+
+# -- up and down -------------------------------------------------------------------------------
+
+
+def _plan_or_reuse(
+    directory: Path, num_brokers: int | None, racks: Sequence[str] | None
+) -> list[NodeState]:
+    recorded = load_states(directory)
+    if recorded is None:
+        if num_brokers is None:
+            raise ClusterError(f"{directory} holds no cluster yet: give --brokers N")
+        specs = plan_cluster(num_brokers, racks, free_ports(num_brokers + 1))
+        return [NodeState(spec, NOT_RUNNING) for spec in specs]
+    brokers = [s.spec for s in recorded if s.spec.role == "broker"]
+    if num_brokers is not None and num_brokers != len(brokers):
+        raise ClusterError(
+            f"{directory} holds a cluster of {len(brokers)} brokers, not {num_brokers}: "
+            f"run `rackwise cluster down --dir {directory}` and remove it, or use another --dir"
+        )
+    if racks is not None and list(racks) != [b.rack for b in brokers]:
+        raise ClusterError(
+            f"{directory} holds brokers with racks {','.join(str(b.rack) for b in brokers)}, "
+            f"not {','.join(racks)}"
+        )
+    return recorded
+
+
+def _write_configs(directory: Path, states: Sequence[NodeState], placer: str | None) -> None:
+    controller = next(s.spec for s in states if s.spec.role == "controller")
+    cluster_id = _recorded_cluster_id(directory, states) or new_cluster_id()
+    for state in states:
+        node = state.spec
+        node_dir = (directory / node.name).resolve()
+        node_dir.mkdir(parents=True, exist_ok=True)
+        config = config_path(directory, node)
+        if config.exists():
+            recorded = load_properties(config).get(REPLICA_PLACER_CONFIG)
+            if placer is not None and recorded != placer:
+                raise ClusterError(
+                    f"{config} sets broker.replica.placer={recorded or '(default)'}, "
+                    f"not {placer}: edit it or use another --dir"
+                )
+            continue
+        props = node_properties(node, controller, node_dir, placer, cluster_id)
+        write_atomically(config, render_properties(props, f"{node.name}, by rackwise cluster up"))
+
+
+def _recorded_cluster_id(directory: Path, states: Sequence[NodeState]) -> str | None:
+    """The ``cluster.id`` an existing node's ``.properties`` file already holds, if any."""
+    for state in states:
+        config = config_path(directory, state.spec)
+        if config.exists():
+            recorded = load_properties(config).get(CLUSTER_ID, "").strip()
+            if recorded:
+                return recorded
+    return None
+
+
+def up(
+    directory: Path,
+    *,
+    num_brokers: int | None,
+    racks: Sequence[str] | None = None,
+    placer: str | None = None,
+    timeout_s: float = DEFAULT_START_TIMEOUT_S,
+    progress: Progress = lambda ready, total: None,
+) -> list[NodeState]:
+    """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
+    first time), wait until every broker is registered and unfenced, record the pids."""
+    directory = directory.resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    states = _plan_or_reuse(directory, num_brokers, racks)
+    _write_configs(directory, states, placer)
+    deadline = time.monotonic() + timeout_s
+
+    def ensure(state: NodeState) -> NodeState:
+        if is_running(state.pid, config_path(directory, state.spec)):
+            return replace(state, action="running")
+        return NodeState(state.spec, start_node(directory, state.spec), "started")
+
+    states = [ensure(s) if s.spec.role == "controller" else s for s in states]
+    save_states(directory, states)
+    controller = next(s for s in states if s.spec.role == "controller")
+    _wait_listening(directory, controller, deadline)
+    states = [ensure(s) if s.spec.role == "broker" else s for s in states]
+    save_states(directory, states)
+    wait_for_brokers(directory, states, deadline, progress)
+    return states
+
+
+def down(directory: Path, *, grace_s: float = DEFAULT_STOP_GRACE_S) -> list[NodeState]:
+    """Stop every running node of the cluster in ``directory``: brokers first (SIGTERM to all,
+    SIGKILL after ``grace_s``), then the controller. Each state's action says what happened."""
+    directory = directory.resolve()
+    states = load_states(directory)
+    if states is None:
+        raise ClusterError(f"{directory / CLUSTER_FILE} does not exist: no cluster to stop")
+    result = {s.spec.id: replace(s, action="not running") for s in states}
+    for role in ("broker", "controller"):
+        running = [
+            s
+            for s in states
+            if s.spec.role == role and is_running(s.pid, config_path(directory, s.spec))
+        ]
+        for state in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(state.pid or 0, signal.SIGTERM)
+        for state in running:
+            action = stop_node(state.pid or 0, config_path(directory, state.spec), grace_s)
+            result[state.spec.id] = replace(state, action=action)
+    final = [result[s.spec.id] for s in states]
+    save_states(directory, [NodeState(s.spec, NOT_RUNNING) for s in final])
+    return final

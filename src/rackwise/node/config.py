@@ -1,0 +1,617 @@
+"""A node's configuration: Kafka's ``.properties`` files, read as Java reads them, and the keys a
+controller or a broker process accepts, with Kafka's names.
+
+Goals
+    ``load_node_config(path)`` gives a checked :class:`NodeConfig` or raises
+    :class:`ConfigException` naming the offending key in one line. Every key a process does not
+    know is an error (Kafka only warns; a typo that silently does nothing is worse here).
+
+Constraints
+    * One role per process: ``process.roles`` is ``controller`` or ``broker``; KRaft's combined
+      mode (``broker,controller``) is refused.
+    * Listeners without a host bind 127.0.0.1 (Kafka binds every interface); port 0 asks the
+      system for a free port. Only the PLAINTEXT security protocol is spoken.
+    * A broker's ``node.id`` may not be a voter's id (controllers and brokers share one id
+      space); a controller's must be one of the voters, when voters are listed.
+
+Algorithm
+    :func:`parse_properties` follows ``java.util.Properties.load``: logical lines joined at a
+    trailing odd number of backslashes (leading blanks of the next line dropped), ``#`` and
+    ``!`` comment lines, the key ended by the first unescaped ``=``, ``:`` or blank, escapes
+    ``\\t \\n \\r \\f \\uXXXX`` and ``\\x`` for any other ``x``; a later key wins.
+    :meth:`NodeConfig.from_properties` checks the keys against the role's set, then each value.
+
+Worked example
+    ``node.id=1``, ``process.roles=controller``, ``listeners=CONTROLLER://:9093``,
+    ``controller.listener.names=CONTROLLER``, ``controller.quorum.voters=1@127.0.0.1:9093``,
+    ``metadata.log.dir=/var/rackwise/meta``: a controller bound to 127.0.0.1:9093 whose
+    ``controller_endpoint`` is ``Endpoint("CONTROLLER", "127.0.0.1", 9093)``. Adding
+    ``broker.rack=/dc1/r1`` is refused: ``broker.rack`` is a broker's key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from rackwise.common.errors import RackwiseError
+from rackwise.controller import CONTROLLER_KEYS, ControllerConfig
+from rackwise.controller.errors import InvalidConfigurationException
+from rackwise.metalog import DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, DEFAULT_SEGMENT_BYTES
+from rackwise.placement import BUILT_IN, DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
+
+NODE_ID: Final = "node.id"
+PROCESS_ROLES: Final = "process.roles"
+LISTENERS: Final = "listeners"
+ADVERTISED_LISTENERS: Final = "advertised.listeners"
+SECURITY_PROTOCOL_MAP: Final = "listener.security.protocol.map"
+CONTROLLER_LISTENER_NAMES: Final = "controller.listener.names"
+INTER_BROKER_LISTENER_NAME: Final = "inter.broker.listener.name"
+QUORUM_VOTERS: Final = "controller.quorum.voters"
+QUORUM_BOOTSTRAP_SERVERS: Final = "controller.quorum.bootstrap.servers"
+METADATA_LOG_DIR: Final = "metadata.log.dir"
+METADATA_LOG_SEGMENT_BYTES: Final = "metadata.log.segment.bytes"
+MAX_BYTES_BETWEEN_SNAPSHOTS: Final = "metadata.log.max.record.bytes.between.snapshots"
+LOG_DIRS: Final = "log.dirs"
+LOG_DIR: Final = "log.dir"
+BROKER_RACK: Final = "broker.rack"
+HEARTBEAT_INTERVAL_MS: Final = "broker.heartbeat.interval.ms"
+SESSION_TIMEOUT_MS: Final = "broker.session.timeout.ms"
+SOCKET_REQUEST_MAX_BYTES: Final = "socket.request.max.bytes"
+CLUSTER_ID: Final = "cluster.id"
+
+CONTROLLER_ROLE: Final = "controller"
+BROKER_ROLE: Final = "broker"
+DEFAULT_HOST: Final = "127.0.0.1"
+PLAINTEXT: Final = "PLAINTEXT"
+DEFAULT_SOCKET_REQUEST_MAX_BYTES: Final = 104_857_600
+KAFKA_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+COMMON_KEYS: Final = frozenset(
+    {
+        NODE_ID,
+        PROCESS_ROLES,
+        LISTENERS,
+        ADVERTISED_LISTENERS,
+        SECURITY_PROTOCOL_MAP,
+        CONTROLLER_LISTENER_NAMES,
+        QUORUM_VOTERS,
+        QUORUM_BOOTSTRAP_SERVERS,
+        METADATA_LOG_DIR,
+        LOG_DIRS,
+        LOG_DIR,
+        HEARTBEAT_INTERVAL_MS,
+        SESSION_TIMEOUT_MS,
+        SOCKET_REQUEST_MAX_BYTES,
+        CLUSTER_ID,
+    }
+)
+"""Keys both roles accept."""
+CONTROLLER_ONLY_KEYS: Final = frozenset(
+    {MAX_BYTES_BETWEEN_SNAPSHOTS, METADATA_LOG_SEGMENT_BYTES}
+    | (CONTROLLER_KEYS - COMMON_KEYS - {REPLICA_PLACER_CONFIG})
+)
+BROKER_ONLY_KEYS: Final = frozenset({BROKER_RACK, INTER_BROKER_LISTENER_NAME})
+ROLE_KEYS: Final = MappingProxyType(
+    {
+        CONTROLLER_ROLE: COMMON_KEYS | CONTROLLER_ONLY_KEYS | {REPLICA_PLACER_CONFIG},
+        # A broker accepts the topic defaults too (Kafka's brokers read num.partitions and
+        # default.replication.factor), and broker.replica.placer (KIP-879 names it a broker
+        # config): a broker keeps them as its static configuration.
+        BROKER_ROLE: COMMON_KEYS | BROKER_ONLY_KEYS | CONTROLLER_KEYS | {REPLICA_PLACER_CONFIG},
+    }
+)
+"""The keys each role accepts."""
+
+
+class ConfigException(RackwiseError, ValueError):
+    """Kafka's ``ConfigException``: an unknown key, a missing one, or an invalid value; the
+    message names the key."""
+
+    error_code = 40  # INVALID_CONFIG
+
+
+# ---- the .properties syntax -----------------------------------------------------------------
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """The key/value pairs of a ``.properties`` document (``java.util.Properties.load``)."""
+    result: dict[str, str] = {}
+    for line in _logical_lines(text):
+        key, value = _split_entry(line)
+        result[_unescape(key)] = _unescape(value)
+    return result
+
+
+def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The properties of the file at ``path`` (UTF-8, as Java 9+ reads them)."""
+    return parse_properties(Path(path).read_text(encoding="utf-8"))
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    pending: str | None = None
+    for raw in text.splitlines():
+        natural = raw.lstrip(" \t\f")
+        if pending is None and (not natural or natural[0] in "#!"):
+            continue
+        trailing = len(natural) - len(natural.rstrip("\\"))
+        continued = trailing % 2 == 1
+        piece = natural[:-1] if continued else natural
+        pending = piece if pending is None else pending + piece
+        if not continued:
+            lines.append(pending)
+            pending = None
+    if pending is not None:
+        lines.append(pending)
+    return lines
+
+
+def _split_entry(line: str) -> tuple[str, str]:
+    i = 0
+    n = len(line)
+    while i < n:
+        char = line[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "=: \t\f":
+            break
+        i += 1
+    key = line[:i]
+    j = i
+    while j < n and line[j] in " \t\f":
+        j += 1
+    if j < n and line[j] in "=:":
+        j += 1
+        while j < n and line[j] in " \t\f":
+            j += 1
+    return key, line[j:]
+
+
+_ESCAPES: Final = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "\\" or i + 1 == len(text):
+            if char != "\\":
+                out.append(char)
+            i += 1
+            continue
+        escaped = text[i + 1]
+        if escaped == "u":
+            digits = text[i + 2 : i + 6]
+            if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
+                raise ConfigException(f"Malformed \\uxxxx encoding in {text!r}")
+            out.append(chr(int(digits, 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(escaped, escaped))
+        i += 2
+    return "".join(out)
+
+
+# ---- values ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One listener: its name (``CONTROLLER``), host and port (0: any free port)."""
+
+    listener_name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.listener_name}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class Voter:
+    """One entry of ``controller.quorum.voters``: a controller's id and address."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConfig:
+    """A checked configuration of one process (see the module docstring). ``properties`` holds
+    every key given, as written."""
+
+    node_id: int
+    role: str
+    listeners: tuple[Endpoint, ...]
+    advertised_listeners: tuple[Endpoint, ...]
+    security_protocols: Mapping[str, str]
+    controller_listener_names: tuple[str, ...]
+    voters: tuple[Voter, ...]
+    bootstrap_servers: tuple[tuple[str, int], ...]
+    metadata_log_dir: Path | None
+    log_dirs: tuple[Path, ...]
+    rack: str | None
+    replica_placer: str
+    heartbeat_interval_ms: int
+    session_timeout_ms: int
+    max_record_bytes_between_snapshots: int
+    metadata_log_segment_bytes: int
+    socket_request_max_bytes: int
+    cluster_id: str | None
+    inter_broker_listener_name: str | None
+    properties: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_controller(self) -> bool:
+        return self.role == CONTROLLER_ROLE
+
+    @property
+    def is_broker(self) -> bool:
+        return self.role == BROKER_ROLE
+
+    @property
+    def controller_endpoint(self) -> Endpoint:
+        """The listener a controller serves brokers on: the first of
+        ``controller.listener.names`` among its ``listeners``."""
+        for name in self.controller_listener_names:
+            for endpoint in self.listeners:
+                if endpoint.listener_name == name:
+                    return endpoint
+        raise ConfigException(f"BUG: node {self.node_id} has no controller listener")
+
+    @property
+    def broker_endpoints(self) -> tuple[Endpoint, ...]:
+        """The listeners a broker serves clients on (every one not a controller listener)."""
+        return tuple(
+            e for e in self.listeners if e.listener_name not in self.controller_listener_names
+        )
+
+    @property
+    def controller_addresses(self) -> tuple[tuple[str, int], ...]:
+        """Where a broker finds the controllers: the voters' addresses, else the bootstrap
+        servers."""
+        if self.voters:
+            return tuple((v.host, v.port) for v in self.voters)
+        return self.bootstrap_servers
+
+    @property
+    def voter_ids(self) -> frozenset[int]:
+        return frozenset(v.node_id for v in self.voters)
+
+    def controller_config(self) -> ControllerConfig:
+        """The controller's settings (:meth:`ControllerConfig.from_properties`)."""
+        return _controller_config(self.properties)
+
+    @staticmethod
+    def from_properties(props: Mapping[str, str]) -> NodeConfig:
+        """The checked configuration of ``props`` (raises :class:`ConfigException`)."""
+        return _build(props)
+
+
+def load_node_config(path: str | os.PathLike[str]) -> NodeConfig:
+    """The checked configuration in the ``.properties`` file at ``path``."""
+    return NodeConfig.from_properties(load_properties(path))
+
+
+# ---- checking -------------------------------------------------------------------------------
+
+
+def _invalid(key: str, value: str, reason: str) -> ConfigException:
+    return ConfigException(f"Invalid value {value} for configuration {key}: {reason}")
+
+
+def _missing(key: str, role: str) -> ConfigException:
+    return ConfigException(f"Missing required configuration {key} for a {role}")
+
+
+def _build(props: Mapping[str, str]) -> NodeConfig:
+    role = _role(props)
+    unknown = sorted(set(props) - ROLE_KEYS[role])
+    if unknown:
+        key = unknown[0]
+        other = BROKER_ROLE if role == CONTROLLER_ROLE else CONTROLLER_ROLE
+        if key in ROLE_KEYS[other]:
+            raise ConfigException(f"{key} is a {other}'s configuration, not a {role}'s")
+        raise ConfigException(f"Unknown configuration {key} for a {role}")
+    node_id = _int(props, NODE_ID, None, minimum=0)
+    protocols = _security_protocols(props)
+    names = _names(props.get(CONTROLLER_LISTENER_NAMES, ""))
+    if not names:
+        raise _missing(CONTROLLER_LISTENER_NAMES, role)
+    listeners = _endpoints(props, LISTENERS, props.get(LISTENERS))
+    advertised = _advertised(props, listeners)
+    for endpoint in listeners:
+        protocol = protocols.get(endpoint.listener_name)
+        if protocol is None and endpoint.listener_name in names:
+            protocol = PLAINTEXT  # Kafka maps controller listeners to PLAINTEXT by default
+        if protocol is None:
+            raise _invalid(
+                LISTENERS,
+                props[LISTENERS],
+                f"No security protocol defined for listener {endpoint.listener_name}",
+            )
+        if protocol != PLAINTEXT:
+            raise _invalid(
+                SECURITY_PROTOCOL_MAP,
+                props.get(SECURITY_PROTOCOL_MAP, protocol),
+                f"listener {endpoint.listener_name} uses {protocol}; only PLAINTEXT is spoken",
+            )
+    voters = _voters(props)
+    bootstrap = _addresses(props, QUORUM_BOOTSTRAP_SERVERS)
+    if not voters and not bootstrap:
+        raise ConfigException(
+            f"Missing required configuration {QUORUM_VOTERS} or {QUORUM_BOOTSTRAP_SERVERS} "
+            f"for a {role}"
+        )
+    log_dirs = _log_dirs(props)
+    metadata_log_dir = props.get(METADATA_LOG_DIR, "").strip()
+    rack = props.get(BROKER_RACK, "").strip() or None
+    inter_broker = props.get(INTER_BROKER_LISTENER_NAME, "").strip() or None
+    _check_role(props, role, node_id, listeners, names, voters, log_dirs, inter_broker)
+    if role == CONTROLLER_ROLE and not metadata_log_dir:
+        if not log_dirs:
+            raise ConfigException(
+                f"Missing required configuration {METADATA_LOG_DIR} (or {LOG_DIRS}) "
+                "for a controller"
+            )
+        metadata_log_dir = str(log_dirs[0])
+    placer = props.get(REPLICA_PLACER_CONFIG, DEFAULT_REPLICA_PLACER).strip()
+    if placer not in BUILT_IN and ":" not in placer:
+        raise _invalid(
+            REPLICA_PLACER_CONFIG,
+            placer,
+            f"expected one of {', '.join(sorted(BUILT_IN))} or package.module:ClassName",
+        )
+    config = NodeConfig(
+        node_id=node_id,
+        role=role,
+        listeners=listeners,
+        advertised_listeners=advertised,
+        security_protocols=MappingProxyType(protocols),
+        controller_listener_names=names,
+        voters=voters,
+        bootstrap_servers=bootstrap,
+        metadata_log_dir=Path(metadata_log_dir) if metadata_log_dir else None,
+        log_dirs=log_dirs,
+        rack=rack,
+        replica_placer=placer,
+        heartbeat_interval_ms=_int(props, HEARTBEAT_INTERVAL_MS, 2000, minimum=1),
+        session_timeout_ms=_int(props, SESSION_TIMEOUT_MS, 9000, minimum=1),
+        max_record_bytes_between_snapshots=_int(
+            props,
+            MAX_BYTES_BETWEEN_SNAPSHOTS,
+            DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
+            minimum=1,
+        ),
+        metadata_log_segment_bytes=_int(
+            props, METADATA_LOG_SEGMENT_BYTES, DEFAULT_SEGMENT_BYTES, minimum=1024
+        ),
+        socket_request_max_bytes=_int(
+            props, SOCKET_REQUEST_MAX_BYTES, DEFAULT_SOCKET_REQUEST_MAX_BYTES, minimum=1
+        ),
+        cluster_id=props.get(CLUSTER_ID, "").strip() or None,
+        inter_broker_listener_name=inter_broker,
+        properties=MappingProxyType(dict(props)),
+    )
+    _controller_config(props)  # the controller's own checks, for both roles
+    return config
+
+
+def _controller_config(props: Mapping[str, str]) -> ControllerConfig:
+    try:
+        return ControllerConfig.from_properties(props)
+    except InvalidConfigurationException as e:
+        raise ConfigException(str(e)) from None
+
+
+def _role(props: Mapping[str, str]) -> str:
+    text = props.get(PROCESS_ROLES)
+    if text is None or not text.strip():
+        raise ConfigException(
+            f"Missing required configuration {PROCESS_ROLES}: controller or broker"
+        )
+    roles = sorted({r.strip() for r in text.split(",") if r.strip()})
+    if roles == [BROKER_ROLE, CONTROLLER_ROLE]:
+        raise _invalid(
+            PROCESS_ROLES,
+            text,
+            "combined mode (broker,controller) is not supported; run a controller and a "
+            "broker as separate processes",
+        )
+    if len(roles) != 1 or roles[0] not in (BROKER_ROLE, CONTROLLER_ROLE):
+        raise _invalid(PROCESS_ROLES, text, "expected controller or broker")
+    return roles[0]
+
+
+def _check_role(
+    props: Mapping[str, str],
+    role: str,
+    node_id: int,
+    listeners: tuple[Endpoint, ...],
+    names: tuple[str, ...],
+    voters: tuple[Voter, ...],
+    log_dirs: tuple[Path, ...],
+    inter_broker: str | None,
+) -> None:
+    listener_names = [e.listener_name for e in listeners]
+    voter_ids = {v.node_id for v in voters}
+    if role == CONTROLLER_ROLE:
+        if not any(n in listener_names for n in names):
+            raise _invalid(
+                LISTENERS,
+                props.get(LISTENERS, ""),
+                f"a controller must listen on one of {CONTROLLER_LISTENER_NAMES} "
+                f"({','.join(names)})",
+            )
+        extra = [n for n in listener_names if n not in names]
+        if extra:
+            raise _invalid(
+                LISTENERS,
+                props[LISTENERS],
+                f"listener {extra[0]} is not a controller listener "
+                f"({CONTROLLER_LISTENER_NAMES}={','.join(names)}); a controller serves only "
+                "controller listeners",
+            )
+        if voters and node_id not in voter_ids:
+            raise _invalid(
+                NODE_ID,
+                str(node_id),
+                f"a controller's id must be one of the voters in {QUORUM_VOTERS} "
+                f"({','.join(str(i) for i in sorted(voter_ids))})",
+            )
+        return
+    if node_id in voter_ids:
+        raise _invalid(
+            NODE_ID,
+            str(node_id),
+            f"node id {node_id} is a controller's (in {QUORUM_VOTERS}); controllers and "
+            "brokers share one id space",
+        )
+    shared = [n for n in listener_names if n in names]
+    if shared:
+        raise _invalid(
+            LISTENERS,
+            props.get(LISTENERS, ""),
+            f"a broker may not listen on controller listener {shared[0]}",
+        )
+    if not listeners:
+        raise _missing(LISTENERS, role)
+    if not log_dirs:
+        raise _missing(LOG_DIRS, role)
+    if inter_broker is not None and inter_broker not in listener_names:
+        raise _invalid(
+            INTER_BROKER_LISTENER_NAME,
+            inter_broker,
+            f"not one of the broker's listeners ({','.join(listener_names)})",
+        )
+
+
+def _int(props: Mapping[str, str], key: str, default: int | None, *, minimum: int) -> int:
+    text = props.get(key)
+    if text is None:
+        if default is None:
+            raise ConfigException(f"Missing required configuration {key}")
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise _invalid(key, text, "Not a number of type INT") from None
+    if value < minimum:
+        raise _invalid(key, text, f"Value must be at least {minimum}")
+    return value
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def _security_protocols(props: Mapping[str, str]) -> dict[str, str]:
+    text = props.get(SECURITY_PROTOCOL_MAP)
+    if text is None:
+        return {p: p for p in KAFKA_PROTOCOLS}
+    result: dict[str, str] = {}
+    for entry in _names(text):
+        name, sep, protocol = entry.partition(":")
+        name, protocol = name.strip(), protocol.strip().upper()
+        if not sep or not name or protocol not in KAFKA_PROTOCOLS:
+            raise _invalid(
+                SECURITY_PROTOCOL_MAP,
+                text,
+                f"'{entry}' is not LISTENER_NAME:PROTOCOL with a protocol among "
+                f"{', '.join(KAFKA_PROTOCOLS)}",
+            )
+        result[name.upper()] = protocol
+    return result
+
+
+def _endpoints(props: Mapping[str, str], key: str, text: str | None) -> tuple[Endpoint, ...]:
+    if text is None:
+        return ()
+    endpoints: list[Endpoint] = []
+    for entry in _names(text):
+        name, sep, address = entry.partition("://")
+        if not sep or not name.strip():
+            raise _invalid(key, text, f"'{entry}' is not in the form NAME://host:port")
+        host, port = _host_port(key, text, address)
+        endpoints.append(Endpoint(name.strip().upper(), host, port))
+    seen: set[str] = set()
+    for endpoint in endpoints:
+        if endpoint.listener_name in seen:
+            raise _invalid(key, text, f"listener {endpoint.listener_name} appears twice")
+        seen.add(endpoint.listener_name)
+    ports = [e.port for e in endpoints if e.port != 0]
+    if len(ports) != len(set(ports)):
+        raise _invalid(key, text, "two listeners on one port")
+    return tuple(endpoints)
+
+
+def _advertised(props: Mapping[str, str], listeners: tuple[Endpoint, ...]) -> tuple[Endpoint, ...]:
+    text = props.get(ADVERTISED_LISTENERS)
+    if text is None:
+        return listeners
+    advertised = _endpoints(props, ADVERTISED_LISTENERS, text)
+    names = {e.listener_name for e in listeners}
+    for endpoint in advertised:
+        if endpoint.listener_name not in names:
+            raise _invalid(
+                ADVERTISED_LISTENERS,
+                text,
+                f"listener {endpoint.listener_name} is not one of {LISTENERS}",
+            )
+    return advertised
+
+
+def _host_port(key: str, text: str, address: str) -> tuple[str, int]:
+    host, sep, port_text = address.rpartition(":")
+    if not sep:
+        raise _invalid(key, text, f"'{address}' has no port")
+    host = host.strip().strip("[]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise _invalid(key, text, f"'{port_text}' is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise _invalid(key, text, f"port {port} is outside 0-65535")
+    return host, port
+
+
+def _voters(props: Mapping[str, str]) -> tuple[Voter, ...]:
+    text = props.get(QUORUM_VOTERS)
+    if text is None:
+        return ()
+    voters: list[Voter] = []
+    for entry in _names(text):
+        voter, at, address = entry.partition("@")
+        if not at or not voter.strip().isdigit():
+            raise _invalid(QUORUM_VOTERS, text, f"'{entry}' is not in the form id@host:port")
+        host, port = _host_port(QUORUM_VOTERS, text, address)
+        voters.append(Voter(int(voter), host, port))
+    if len({v.node_id for v in voters}) != len(voters):
+        raise _invalid(QUORUM_VOTERS, text, "a voter id appears twice")
+    return tuple(voters)
+
+
+def _addresses(props: Mapping[str, str], key: str) -> tuple[tuple[str, int], ...]:
+    text = props.get(key)
+    if text is None:
+        return ()
+    return tuple(_host_port(key, text, entry) for entry in _names(text))
+
+
+def _log_dirs(props: Mapping[str, str]) -> tuple[Path, ...]:
+    text = props.get(LOG_DIRS)
+    if text is None:
+        text = props.get(LOG_DIR)
+    if text is None:
+        return ()
+    return tuple(Path(d) for d in _names(text))

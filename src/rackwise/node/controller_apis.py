@@ -1,0 +1,383 @@
+"""Wire requests to the controller's commands and its replies back to wire responses (Kafka's
+``ControllerApis``, without the I/O): each ``*_args`` reads a decoded request message into
+:mod:`rackwise.controller.messages`; each ``*_response`` builds the response message, in the
+request's version, with :func:`rackwise.protocol.make`.
+
+Constraints
+    Pure functions of their inputs. Fields a version lacks are dropped by ``make``, so one
+    function serves every version; requests are read with ``getattr`` where versions differ
+    (DeleteTopics names topics by ``topic_names`` before v6, by ``topics`` from v6). A
+    request-wide failure (a refused registration, a stale heartbeat) becomes the response's
+    error code with Kafka's defaults for the other fields.
+
+Worked example
+    A BrokerHeartbeat v1 of broker 1, epoch 7, offset 12 becomes
+    ``BrokerHeartbeatRequest(1, 7, 12)``; the reply ``(is_caught_up=True, is_fenced=False,
+    ...)`` becomes a v1 response with error 0, ``is_caught_up`` true, ``is_fenced`` false.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from rackwise.common.errors import InvalidRequestException
+from rackwise.controller import (
+    AlterableConfig,
+    AlterConfigOp,
+    AlterConfigsResourceResult,
+    ApiError,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreatableTopic,
+    CreatableTopicResult,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+    CreateReplicaPlacementRequest,
+    CreateReplicaPlacementResponse,
+    DeletableTopicResult,
+    DescribeConfigsResult,
+    FeatureRange,
+)
+from rackwise.controller import Listener as BrokerListener
+from rackwise.image import ConfigResource
+from rackwise.protocol import ApiKey, make, response_class
+from rackwise.records import ZERO_UUID
+
+NONE: Final = 0
+UNKNOWN_CONFIG_TYPE: Final = 0
+
+
+def _response(body: Any, values: dict[str, Any]) -> Any:
+    """The response class of ``body``'s API and version, built from ``values``."""
+    cls = type(body)
+    values.setdefault("throttle_time", 0)
+    return make(response_class(int(cls.__api_key__), int(cls.__version__)), values)
+
+
+# ---- brokers ---------------------------------------------------------------------------------
+
+
+ERROR_NAMES: Final = {
+    -1: "UNKNOWN_SERVER_ERROR",
+    0: "NONE",
+    35: "UNSUPPORTED_VERSION",
+    42: "INVALID_REQUEST",
+    44: "POLICY_VIOLATION",
+    77: "STALE_BROKER_EPOCH",
+    101: "DUPLICATE_BROKER_REGISTRATION",
+    102: "BROKER_ID_NOT_REGISTERED",
+    104: "INCONSISTENT_CLUSTER_ID",
+    119: "INVALID_REGISTRATION",
+}
+"""Kafka's names of the error codes a registration or heartbeat may be refused with."""
+
+
+def describe_error(error: ApiError) -> str:
+    """``NAME (code): message``, as the controller logs a refusal."""
+    name = ERROR_NAMES.get(error.error_code, "UNKNOWN_ERROR_CODE")
+    text = f"{name} ({error.error_code})"
+    return text if error.message is None else f"{text}: {error.message}"
+
+
+def registration_args(body: Any) -> BrokerRegistrationRequest:
+    return BrokerRegistrationRequest(
+        broker_id=int(body.broker_id),
+        incarnation_id=body.incarnation_id or ZERO_UUID,
+        listeners=tuple(
+            BrokerListener(str(x.name), str(x.host), int(x.port), int(x.security_protocol))
+            for x in body.listeners
+        ),
+        rack=body.rack,
+        log_dirs=tuple(d for d in getattr(body, "log_dirs", ()) if d is not None),
+        features=tuple(
+            FeatureRange(str(f.name), int(f.min_supported_version), int(f.max_supported_version))
+            for f in body.features
+        ),
+    )
+
+
+def registration_response(
+    body: Any, reply: BrokerRegistrationResponse | None, error: ApiError | None = None
+) -> Any:
+    if reply is None:
+        failure = error or ApiError(-1, None)
+        return _response(body, {"error_code": failure.error_code, "broker_epoch": -1})
+    return _response(body, {"error_code": NONE, "broker_epoch": reply.broker_epoch})
+
+
+def heartbeat_args(body: Any) -> BrokerHeartbeatRequest:
+    return BrokerHeartbeatRequest(
+        broker_id=int(body.broker_id),
+        broker_epoch=int(body.broker_epoch),
+        current_metadata_offset=int(body.current_metadata_offset),
+        want_fence=bool(body.want_fence),
+        want_shut_down=bool(body.want_shut_down),
+    )
+
+
+def heartbeat_response(
+    body: Any, reply: BrokerHeartbeatResponse | None, error: ApiError | None = None
+) -> Any:
+    if reply is None:
+        failure = error or ApiError(-1, None)
+        return _response(
+            body,
+            {
+                "error_code": failure.error_code,
+                "is_caught_up": False,
+                "is_fenced": True,
+                "should_shut_down": False,
+            },
+        )
+    return _response(
+        body,
+        {
+            "error_code": NONE,
+            "is_caught_up": reply.is_caught_up,
+            "is_fenced": reply.is_fenced,
+            "should_shut_down": reply.should_shut_down,
+        },
+    )
+
+
+# ---- topics ----------------------------------------------------------------------------------
+
+
+def create_topics_args(body: Any) -> list[CreatableTopic]:
+    topics = []
+    for topic in body.topics:
+        assignments = (
+            {int(a.partition_index): tuple(int(b) for b in a.broker_ids) for a in topic.assignments}
+            if topic.assignments
+            else None
+        )
+        topics.append(
+            CreatableTopic(
+                name=str(topic.name),
+                num_partitions=int(topic.num_partitions),
+                replication_factor=int(topic.replication_factor),
+                assignments=assignments,
+                configs={str(c.name): c.value for c in topic.configs},
+            )
+        )
+    return topics
+
+
+def create_topics_response(body: Any, results: Sequence[CreatableTopicResult]) -> Any:
+    return _response(body, {"topics": [_topic_result(r) for r in results]})
+
+
+def create_topics_error(body: Any, error: ApiError) -> Any:
+    """Every topic of the request failed with ``error`` (Kafka answers per topic)."""
+    return create_topics_response(body, [CreatableTopicResult(t.name, error) for t in body.topics])
+
+
+def _topic_result(result: CreatableTopicResult) -> dict[str, Any]:
+    return {
+        "name": result.name,
+        "topic_id": result.topic_id,
+        "error_code": result.error.error_code,
+        "error_message": result.error.message,
+        "topic_config_error_code": NONE,
+        "num_partitions": result.num_partitions,
+        "replication_factor": result.replication_factor,
+        "configs": [
+            {
+                "name": e.name,
+                "value": e.value,
+                "read_only": e.is_read_only,
+                "config_source": int(e.source),
+                "is_sensitive": e.is_sensitive,
+            }
+            for e in result.configs
+        ],
+    }
+
+
+def create_partitions_args(body: Any) -> list[CreatePartitionsTopic]:
+    return [
+        CreatePartitionsTopic(
+            name=str(t.name),
+            count=int(t.count),
+            assignments=(
+                None
+                if t.assignments is None
+                else tuple(tuple(int(b) for b in a.broker_ids) for a in t.assignments)
+            ),
+        )
+        for t in body.topics
+    ]
+
+
+def create_partitions_response(body: Any, results: Iterable[CreatePartitionsTopicResult]) -> Any:
+    return _response(
+        body,
+        {
+            "results": [
+                {"name": r.name, "error_code": r.error.error_code, "error_message": r.error.message}
+                for r in results
+            ]
+        },
+    )
+
+
+def create_partitions_error(body: Any, error: ApiError) -> Any:
+    return create_partitions_response(
+        body, [CreatePartitionsTopicResult(t.name, error) for t in body.topics]
+    )
+
+
+def delete_topics_args(body: Any) -> tuple[list[str], list[uuid.UUID]]:
+    """The names and the ids to delete (before v6 every topic is named)."""
+    if hasattr(body, "topic_names"):
+        return [str(n) for n in body.topic_names], []
+    names: list[str] = []
+    ids: list[uuid.UUID] = []
+    for topic in body.topics:
+        if topic.name is not None:
+            names.append(str(topic.name))
+        elif topic.topic_id is not None:
+            ids.append(topic.topic_id)
+    return names, ids
+
+
+def delete_topics_response(body: Any, results: Iterable[DeletableTopicResult]) -> Any:
+    return _response(
+        body,
+        {
+            "responses": [
+                {
+                    "name": r.name,
+                    "topic_id": r.topic_id,
+                    "error_code": r.error.error_code,
+                    "error_message": r.error.message,
+                }
+                for r in results
+            ]
+        },
+    )
+
+
+def delete_topics_error(body: Any, error: ApiError) -> Any:
+    names, ids = delete_topics_args(body)
+    results = [DeletableTopicResult(n, ZERO_UUID, error) for n in names]
+    results += [DeletableTopicResult(None, i, error) for i in ids]
+    return delete_topics_response(body, results)
+
+
+# ---- placement (KIP-879) ---------------------------------------------------------------------
+
+
+def replica_placement_args(body: Any) -> CreateReplicaPlacementRequest:
+    return CreateReplicaPlacementRequest(
+        num_partitions=int(body.num_partitions),
+        replication_factor=int(body.replication_factor),
+        force_simple_placement=bool(body.force_simple_placement),
+        node_ids=tuple(int(n) for n in body.node_id),
+    )
+
+
+def replica_placement_response(body: Any, reply: CreateReplicaPlacementResponse) -> Any:
+    return make(
+        response_class(ApiKey.CREATE_REPLICA_PLACEMENT, int(type(body).__version__)),
+        replica_placement=[
+            {"partition_id": i, "replicas": list(replicas)}
+            for i, replicas in enumerate(reply.placements)
+        ],
+        error_code=reply.error.error_code,
+        error_message=reply.error.message,
+        throttle_time_ms=0,
+    )
+
+
+# ---- configs ---------------------------------------------------------------------------------
+
+
+def describe_configs_args(body: Any) -> dict[ConfigResource, tuple[str, ...] | None]:
+    return {
+        ConfigResource(int(r.resource_type), str(r.resource_name)): (
+            None if r.configuration_keys is None else tuple(str(k) for k in r.configuration_keys)
+        )
+        for r in body.resources
+    }
+
+
+def describe_configs_response(body: Any, results: Iterable[DescribeConfigsResult]) -> Any:
+    return _response(
+        body,
+        {
+            "results": [
+                {
+                    "error_code": r.error.error_code,
+                    "error_message": r.error.message,
+                    "resource_type": r.resource.resource_type,
+                    "resource_name": r.resource.name,
+                    "configs": [
+                        {
+                            "name": e.name,
+                            "value": e.value,
+                            "read_only": e.is_read_only,
+                            "is_default": e.is_default,
+                            "config_source": int(e.source),
+                            "is_sensitive": e.is_sensitive,
+                            "synonyms": [],
+                            "config_type": UNKNOWN_CONFIG_TYPE,
+                            "documentation": None,
+                        }
+                        for e in r.entries
+                    ],
+                }
+                for r in results
+            ]
+        },
+    )
+
+
+def alter_configs_args(body: Any) -> dict[ConfigResource, tuple[AlterableConfig, ...]]:
+    """The changes by resource; an unknown operation raises InvalidRequestException."""
+    changes = {}
+    for r in body.resources:
+        configs = []
+        for c in r.configs:
+            try:
+                op = AlterConfigOp(int(c.config_operation))
+            except ValueError:
+                raise InvalidRequestException(
+                    f"Unknown alter config operation {int(c.config_operation)} for {c.name}"
+                ) from None
+            configs.append(AlterableConfig(str(c.name), op, c.value))
+        changes[ConfigResource(int(r.resource_type), str(r.resource_name))] = tuple(configs)
+    return changes
+
+
+def alter_configs_response(body: Any, results: Iterable[AlterConfigsResourceResult]) -> Any:
+    return _response(
+        body,
+        {
+            "responses": [
+                {
+                    "error_code": r.error.error_code,
+                    "error_message": r.error.message,
+                    "resource_type": r.resource.resource_type,
+                    "resource_name": r.resource.name,
+                }
+                for r in results
+            ]
+        },
+    )
+
+
+def alter_configs_error(body: Any, error: ApiError) -> Any:
+    return alter_configs_response(
+        body,
+        [
+            AlterConfigsResourceResult(
+                ConfigResource(int(r.resource_type), str(r.resource_name)), error
+            )
+            for r in body.resources
+        ],
+    )

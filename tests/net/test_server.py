@@ -1,0 +1,211 @@
+"""The server over real sockets on 127.0.0.1: requests reach the handler and are answered in
+order; malformed frames get Kafka's answer (an error response or a closed connection) and the
+server goes on serving other connections; a failing handler closes only its connection."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+import pytest
+
+from rackwise.net import NO_RESPONSE, CloseConnection, KafkaConnection, start_server
+from rackwise.protocol import (
+    ApiKey,
+    Listener,
+    Request,
+    encode_request,
+    make,
+    request_class,
+    response_class,
+)
+from tests.net.helpers import describe_cluster_echo, exchange, framed, header, run
+
+
+def topic(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "num_partitions": 1,
+        "replication_factor": 1,
+        "assignments": [],
+        "configs": [],
+    }
+
+
+def create_topics_frame(correlation_id: int, *names: str) -> bytes:
+    body = make(
+        request_class(ApiKey.CREATE_TOPICS, 7),
+        topics=[topic(n) for n in names],
+        timeout=1000,
+    )
+    return encode_request(body, correlation_id, "raw")
+
+
+async def still_serves(port: int) -> bool:
+    async with await KafkaConnection.connect("127.0.0.1", port) as conn:
+        response = await conn.request(ApiKey.CREATE_TOPICS, version=7, topics=[topic("ok")])
+        return [t.name for t in response.topics] == ["ok"]
+
+
+def test_requests_of_one_connection_are_answered_in_order() -> None:
+    async def scenario() -> list[int]:
+        async def slow_first(request: Request) -> Any:
+            if request.body.topics[0].name == "slow":
+                await asyncio.sleep(0.2)
+            return await describe_cluster_echo(request)
+
+        async with await start_server(slow_first, Listener.CONTROLLER) as server:
+            data = create_topics_frame(1, "slow") + create_topics_frame(2, "fast")
+            received, closed = await exchange(server.port, data, wait_s=1.0)
+        assert not closed
+        ids = []
+        while received:
+            (size,) = struct.unpack_from(">i", received)
+            ids.append(struct.unpack_from(">i", received, 4)[0])
+            received = received[4 + size :]
+        return ids
+
+    assert run(scenario()) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("negative size", struct.pack(">i", -1)),
+        ("size above the maximum", struct.pack(">i", 200_000_000)),
+        ("unknown api key", framed(header(777, 0, 5, flexible=False))),
+        ("unsupported version", framed(header(ApiKey.CREATE_TOPICS, 99, 5, flexible=True))),
+        ("api not served on this listener", framed(header(ApiKey.METADATA, 12, 5, True))),
+        ("truncated body", framed(create_topics_frame(5, "t")[4:-6])),
+        ("header too short", framed(b"\x00\x13\x00")),
+        ("empty frame", framed(b"")),
+    ],
+)
+def test_a_malformed_frame_closes_only_its_connection(name: str, data: bytes) -> None:
+    async def scenario() -> tuple[bytes, bool, bool]:
+        async with await start_server(describe_cluster_echo, Listener.CONTROLLER) as server:
+            bystander = await KafkaConnection.connect("127.0.0.1", server.port)
+            received, closed = await exchange(server.port, data)
+            response = await bystander.request(ApiKey.CREATE_TOPICS, version=7, topics=[topic("b")])
+            await bystander.close()
+            return (
+                received,
+                closed,
+                [t.name for t in response.topics] == ["b"] and (await still_serves(server.port)),
+            )
+
+    received, closed, others_served = run(scenario())
+    assert (received, closed) == (b"", True), name
+    assert others_served
+
+
+def test_api_versions_of_an_unsupported_version_is_answered_and_the_connection_stays() -> None:
+    async def scenario() -> tuple[bytes, bool]:
+        async with await start_server(describe_cluster_echo, Listener.CONTROLLER) as server:
+            data = framed(header(ApiKey.API_VERSIONS, 9, 7, flexible=False)[:8] + b"\xff\xff\x00")
+            return await exchange(server.port, data, wait_s=0.5)
+
+    received, closed = run(scenario())
+    assert not closed
+    assert received == bytes.fromhex("00000010 00000007 0023 00000001 0012 0000 0004")
+
+
+def test_a_handler_that_raises_closes_its_connection_with_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def failing(request: Request) -> Any:
+        if request.body.topics[0].name == "boom":
+            raise KeyError("boom")
+        return await describe_cluster_echo(request)
+
+    async def scenario() -> tuple[bytes, bool, bool]:
+        async with await start_server(failing, Listener.CONTROLLER) as server:
+            received, closed = await exchange(server.port, create_topics_frame(3, "boom"))
+            return received, closed, await still_serves(server.port)
+
+    with caplog.at_level(logging.INFO, logger="rackwise.net"):
+        received, closed, served = run(scenario())
+    assert (received, closed, served) == (b"", True, True)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert "CreateTopics v7" in errors[0]
+    assert "KeyError" in errors[0]
+
+
+def test_close_connection_and_no_response() -> None:
+    async def handler(request: Request) -> Any:
+        name = request.body.topics[0].name
+        if name == "close":
+            raise CloseConnection("asked to")
+        if name == "silent":
+            return NO_RESPONSE
+        return await describe_cluster_echo(request)
+
+    async def scenario() -> tuple[tuple[bytes, bool], tuple[bytes, bool]]:
+        async with await start_server(handler, Listener.CONTROLLER) as server:
+            closed = await exchange(server.port, create_topics_frame(1, "close"))
+            silent = await exchange(
+                server.port,
+                create_topics_frame(1, "silent") + create_topics_frame(2, "x"),
+                wait_s=0.5,
+            )
+            return closed, silent
+
+    closed, silent = run(scenario())
+    assert closed == (b"", True)
+    received, was_closed = silent
+    assert not was_closed
+    assert struct.unpack_from(">i", received, 4)[0] == 2  # only the second one answered
+
+
+def test_close_ends_open_connections_and_frees_the_port() -> None:
+    async def scenario() -> tuple[int, bool]:
+        never = asyncio.Event()
+
+        async def hangs(request: Request) -> Any:
+            await never.wait()
+
+        server = await start_server(hangs, Listener.CONTROLLER)
+        port = server.port
+        conn = await KafkaConnection.connect("127.0.0.1", port)
+        pending = asyncio.ensure_future(
+            conn.request(ApiKey.CREATE_TOPICS, version=7, topics=[topic("t")])
+        )
+        await asyncio.sleep(0.1)
+        count = server.num_connections
+        await server.close()
+        try:
+            await pending
+        except Exception as e:
+            failed = type(e).__name__ == "DisconnectException"
+        else:
+            failed = False
+        again = await start_server(hangs, Listener.CONTROLLER, port=port)
+        await again.close()
+        return count, failed
+
+    count, failed = run(scenario())
+    assert count == 1
+    assert failed
+
+
+def test_a_port_in_use_is_an_os_error() -> None:
+    async def scenario() -> None:
+        async with await start_server(describe_cluster_echo, Listener.CONTROLLER) as server:
+            await start_server(describe_cluster_echo, Listener.CONTROLLER, port=server.port)
+
+    with pytest.raises(OSError):
+        run(scenario())
+
+
+def test_response_class_of_another_api_closes_the_connection() -> None:
+    async def wrong(request: Request) -> Any:
+        return make(response_class(ApiKey.DELETE_TOPICS, 6))
+
+    async def scenario() -> tuple[bytes, bool]:
+        async with await start_server(wrong, Listener.CONTROLLER) as server:
+            return await exchange(server.port, create_topics_frame(1, "t"))
+
+    assert run(scenario()) == (b"", True)

@@ -1,0 +1,234 @@
+"""Shared by the process tests: controller processes started for real (``python -m
+rackwise.cli.main controller start``), waited for by their ready line, and always stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Coroutine, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import pytest
+
+from rackwise.net import KafkaConnection
+from rackwise.node.process import parse_ready_line
+from rackwise.protocol import ApiKey
+
+T = TypeVar("T")
+READY_TIMEOUT_S: Final = 60.0
+
+
+def run(coroutine: Coroutine[Any, Any, T], deadline_s: float = 60.0) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(coroutine, deadline_s)
+
+    return asyncio.run(bounded())
+
+
+def controller_properties(directory: Path, node_id: int = 1, **extra: str | int) -> dict[str, str]:
+    props = {
+        "node.id": str(node_id),
+        "process.roles": "controller",
+        "listeners": "CONTROLLER://127.0.0.1:0",
+        "controller.listener.names": "CONTROLLER",
+        "controller.quorum.voters": f"{node_id}@127.0.0.1:0",
+        "metadata.log.dir": str(directory / "meta"),
+    }
+    props.update({k.replace("_", "."): str(v) for k, v in extra.items()})
+    return props
+
+
+class ControllerProcess:
+    """A controller process over ``directory`` (its config file and its metadata log)."""
+
+    def __init__(self, directory: Path, props: Mapping[str, str]) -> None:
+        self.directory = directory
+        self.config_path = directory / "controller.properties"
+        self.config_path.write_text(
+            "".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8"
+        )
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = -1
+        self.stderr_path = directory / "stderr.log"
+        self.starts = 0
+
+    @property
+    def metadata_dir(self) -> Path:
+        return self.directory / "meta"
+
+    def start(self) -> float:
+        """Start and wait for the ready line; the seconds it took."""
+        self.starts += 1
+        began = time.monotonic()
+        with self.stderr_path.open("a", encoding="utf-8") as stderr:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "rackwise.cli.main",
+                    "controller",
+                    "start",
+                    "--config",
+                    str(self.config_path),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        ready = parse_ready_line(line)
+        if ready is None:
+            code = self.proc.wait(timeout=READY_TIMEOUT_S)
+            self._release()
+            raise AssertionError(
+                f"controller exited with {code} before it was ready: {line!r}\n{self.stderr()}"
+            )
+        self.port = ready.listeners[0].port
+        return time.monotonic() - began
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8")
+
+    def stop(self, signum: int = signal.SIGTERM, timeout_s: float = 20.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signum)
+        code = self.proc.wait(timeout=timeout_s)
+        self._release()
+        return code
+
+    def _release(self) -> None:
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.proc = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self._release()
+
+    async def connect(self) -> KafkaConnection:
+        conn = await KafkaConnection.connect("127.0.0.1", self.port, timeout_s=10)
+        await conn.negotiate_versions()
+        return conn
+
+
+@pytest.fixture
+def controller_factory(tmp_path: Path) -> Iterator[Any]:
+    started: list[ControllerProcess] = []
+
+    def make(subdir: str = "c1", **extra: str | int) -> ControllerProcess:
+        directory = tmp_path / subdir
+        directory.mkdir(parents=True, exist_ok=True)
+        process = ControllerProcess(directory, controller_properties(directory, **extra))
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        process.close()
+
+
+# ---- requests a broker sends -----------------------------------------------------------------
+
+
+def listener(port: int) -> dict[str, Any]:
+    return {"name": "PLAINTEXT", "host": "127.0.0.1", "port": port, "security_protocol": 0}
+
+
+async def register(
+    conn: KafkaConnection,
+    broker_id: int,
+    *,
+    incarnation: uuid.UUID | None = None,
+    rack: str | None = None,
+    cluster_id: str = "",
+) -> Any:
+    return await conn.request(
+        ApiKey.BROKER_REGISTRATION,
+        broker_id=broker_id,
+        cluster_id=cluster_id,
+        incarnation_id=incarnation or uuid.uuid4(),
+        listeners=[listener(9000 + broker_id)],
+        features=[],
+        rack=rack,
+        is_migrating_zk_broker=False,
+        log_dirs=[uuid.uuid4()],
+        previous_broker_epoch=-1,
+    )
+
+
+async def heartbeat(
+    conn: KafkaConnection, broker_id: int, epoch: int, offset: int, **flags: bool
+) -> Any:
+    return await conn.request(
+        ApiKey.BROKER_HEARTBEAT,
+        broker_id=broker_id,
+        broker_epoch=epoch,
+        current_metadata_offset=offset,
+        want_fence=flags.get("want_fence", False),
+        want_shut_down=flags.get("want_shut_down", False),
+        offline_log_dirs=[],
+    )
+
+
+async def fetch_log(
+    conn: KafkaConnection, offset: int, max_wait_ms: int = 0, max_bytes: int = 1 << 20
+) -> Any:
+    return await conn.request(
+        ApiKey.FETCH_METADATA_LOG,
+        cluster_id=None,
+        replica_id=-1,
+        broker_epoch=-1,
+        fetch_offset=offset,
+        last_fetched_epoch=-1,
+        max_wait_ms=max_wait_ms,
+        max_bytes=max_bytes,
+    )
+
+
+def topic(name: str, partitions: int = 1, rf: int = 1) -> dict[str, Any]:
+    return {
+        "name": name,
+        "num_partitions": partitions,
+        "replication_factor": rf,
+        "assignments": [],
+        "configs": [],
+    }
+
+
+async def create_topics(conn: KafkaConnection, *topics: dict[str, Any]) -> Any:
+    return await conn.request(
+        ApiKey.CREATE_TOPICS, topics=list(topics), timeout=30000, validate_only=False
+    )
+
+
+async def register_unfenced(conn: KafkaConnection, broker_ids: range) -> dict[int, int]:
+    """Register brokers and heartbeat each until unfenced; broker id -> epoch. Each broker id
+    has one incarnation, so calling it again (after a restart) re-registers the same ones."""
+    epochs = {}
+    for broker_id in broker_ids:
+        incarnation = uuid.UUID(int=broker_id + 1, version=4)
+        response = await register(
+            conn, broker_id, incarnation=incarnation, rack=f"/r{broker_id % 3}"
+        )
+        assert int(response.error_code) == 0, response
+        epochs[broker_id] = int(response.broker_epoch)
+    for _ in range(20):
+        hwm = int((await fetch_log(conn, 0, max_bytes=1)).high_watermark)
+        states = [await heartbeat(conn, b, e, hwm - 1) for b, e in epochs.items()]
+        if not any(s.is_fenced for s in states):
+            return epochs
+    raise AssertionError("brokers stayed fenced")
