@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rackwise.net import start_server
+from rackwise.net import CloseConnection, start_server
 from rackwise.node.broker import Broker, control_error, fencing_transition
 from rackwise.node.config import load_node_config
 from rackwise.protocol import ApiKey, Listener, Request, api_versions_response, make, response_class
@@ -34,8 +34,8 @@ def test_fencing_transition_only_on_a_change() -> None:
 
 
 class StandIn:
-    """Answers registrations and heartbeats from scripted error codes and fenced flags; once a
-    script runs out, the last entry repeats."""
+    """Answers registrations and heartbeats from scripted error codes and fenced flags (once a
+    script runs out, the last entry repeats); closes the broker's metadata fetches."""
 
     def __init__(self, registrations: list[int], heartbeats: list[tuple[int, bool]]) -> None:
         self.registrations = registrations
@@ -49,7 +49,7 @@ class StandIn:
             return api_versions_response(version, Listener.CONTROLLER)
         if key == ApiKey.BROKER_REGISTRATION:
             error = self.registrations.pop(0) if len(self.registrations) > 1 else 0
-            return make(cls, throttle_time_ms=0, error_code=error, broker_epoch=10)
+            return make(cls, throttle_time=0, error_code=error, broker_epoch=10)
         if key == ApiKey.BROKER_HEARTBEAT:
             self.num_heartbeats += 1
             error, fenced = (
@@ -57,13 +57,13 @@ class StandIn:
             )
             return make(
                 cls,
-                throttle_time_ms=0,
+                throttle_time=0,
                 error_code=error,
                 is_caught_up=True,
                 is_fenced=fenced,
                 should_shut_down=False,
             )
-        raise AssertionError(f"unexpected api key {key}")
+        raise CloseConnection(f"the stand-in does not serve api key {key}")
 
 
 async def run_lifecycle(tmp_path: Path, stand_in: StandIn, num_heartbeats: int) -> None:
@@ -84,17 +84,12 @@ async def run_lifecycle(tmp_path: Path, stand_in: StandIn, num_heartbeats: int) 
         encoding="utf-8",
     )
     broker = Broker(load_node_config(path))
-    lifecycle = asyncio.create_task(broker._lifecycle())
+    await broker.start()
     try:
         while stand_in.num_heartbeats < num_heartbeats:
             await asyncio.sleep(0.01)
     finally:
-        lifecycle.cancel()
-        if broker._readying is not None:
-            broker._readying.cancel()
-        await asyncio.gather(
-            lifecycle, *[t for t in [broker._readying] if t], return_exceptions=True
-        )
+        await broker.stop()
         await server.close()
 
 
@@ -115,7 +110,7 @@ def test_refusals_and_fencing_transitions_are_logged_once(
         ],
     )
     with caplog.at_level(logging.INFO, logger="rackwise.node.broker"):
-        asyncio.run(asyncio.wait_for(run_lifecycle(tmp_path, stand_in, 12), 30))
+        asyncio.run(asyncio.wait_for(run_lifecycle(tmp_path, stand_in, 12), 15))
     lines = [r.getMessage() for r in caplog.records]
     refused = [line for line in lines if "refused" in line]
     assert refused[0] == "registration refused: INVALID_REGISTRATION (119); retrying"

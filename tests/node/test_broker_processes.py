@@ -251,6 +251,8 @@ def test_brokers_register_with_racks_and_are_unfenced(cluster: Cluster) -> None:
         for b in cluster.brokers.values()
     }
     assert len(ids) == 1 and None not in ids
+    for broker in cluster.brokers.values():  # logged once, as its heartbeat answers change
+        assert broker.stderr().count(f"broker {broker.node_id} unfenced by the controller") == 1
 
 
 def test_log_directories_carry_meta_properties_as_registered(cluster: Cluster) -> None:

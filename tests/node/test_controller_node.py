@@ -1,10 +1,12 @@
 """The controller node in this process (a real log on disk, real sockets): a command that fails
 with an untyped error fails alone, the others of its group commit; a failing metadata log
-stops the node."""
+stops the node; a failed snapshot is logged and tried again, never fatal."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +91,54 @@ def test_a_failing_log_stops_the_node(tmp_path: Path, monkeypatch: pytest.Monkey
         return failed, isinstance(node.fatal, MetadataLogError)
 
     assert run(scenario()) == (True, True)
+
+
+def test_a_failed_snapshot_is_logged_and_retried_at_the_next_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="rackwise.controller")
+
+    async def scenario() -> tuple[list[str], list[Any], bool]:
+        props = controller_properties(
+            tmp_path, metadata_log_max_record_bytes_between_snapshots=1500
+        )
+        node = ControllerNode(NodeConfig.from_properties(props))
+        await node.start()
+        log = node.log
+        assert log is not None
+        real = log.write_snapshot
+        calls: list[int] = []
+
+        def fails_once(records: Any, end_offset: int) -> Any:
+            calls.append(end_offset)
+            if len(calls) == 1:
+                list(records)
+                raise OSError(28, "No space left on device")
+            return real(records, end_offset)
+
+        monkeypatch.setattr(log, "write_snapshot", fails_once)
+        conn = await connect(node)
+        await register_unfenced(conn, range(2, 5))
+        for i in range(30):
+            await create_topics(conn, topic(f"t{i}", 4, 3))
+            if log.snapshot_ids():
+                break
+            await asyncio.sleep(0.02)
+        snapshots = log.snapshot_ids()
+        await conn.close()
+        await node.close()
+        return [str(c) for c in calls], snapshots, node.fatal is None
+
+    calls, snapshots, alive = run(scenario())
+    assert alive
+    assert len(calls) == 2 and int(calls[0]) < int(calls[1])
+    assert [s.end_offset for s in snapshots] == [int(calls[1])]
+    messages = [r.getMessage() for r in caplog.records if r.name == "rackwise.controller"]
+    assert any(
+        m.startswith(f"failed to write the snapshot ending at offset {calls[0]}, trying again")
+        and m.endswith("OSError: [Errno 28] No space left on device")
+        for m in messages
+    ), messages
+    assert any(
+        re.match(rf"wrote snapshot \S+: end offset {calls[1]}, \d+ bytes", m) for m in messages
+    )

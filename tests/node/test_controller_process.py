@@ -6,6 +6,7 @@ not take it down, SIGTERM stops it cleanly."""
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from rackwise.protocol import ApiKey, Listener, apis_for
-from rackwise.records import iter_batches
+from rackwise.records import iter_batches, kafka_uuid
 from rackwise.records.metadata import RegisterBrokerRecord, TopicRecord
 from tests.node.conftest import (
     ControllerProcess,
@@ -62,7 +63,7 @@ def test_registration_heartbeats_and_fencing(controller_factory: Any) -> None:
     async def scenario() -> dict[str, Any]:
         seen: dict[str, Any] = {}
         async with await controller.connect() as conn:
-            incarnation = uuid.uuid4()
+            seen["incarnation"] = incarnation = uuid.uuid4()
             first = await register(conn, 2, incarnation=incarnation, rack="/dc1/r1")
             seen["epoch"] = epoch = int(first.broker_epoch)
             seen["first_error"] = int(first.error_code)
@@ -114,8 +115,20 @@ def test_registration_heartbeats_and_fencing(controller_factory: Any) -> None:
     assert 0.5 < seen["fenced_after_s"] < 8
     assert seen["placement_error"] != 0
     assert seen["after_lease"] == 0
-    assert "fenced broker 2" in controller.stderr()
     assert controller.stop() == 0
+    log = controller.stderr()
+    assert re.search(r"INFO .* unfenced broker 2 \(epoch \d+\): caught up", log)
+    assert re.search(r"INFO .* fenced broker 2: lease expired \(no heartbeat for 1500 ms\)", log)
+    assert re.search(
+        r"WARNING .* refused the registration of broker 2 \(incarnation [\w-]{22}\): "
+        r"DUPLICATE_BROKER_REGISTRATION \(101\): ",
+        log,
+    )
+    assert re.search(r"refused the registration of broker 1 .*: INVALID_REGISTRATION \(119\)", log)
+    assert re.search(r"refused a heartbeat of broker 2 .*: STALE_BROKER_EPOCH \(77\)", log)
+    # Incarnation ids in Kafka's base64 form, as brokers print them.
+    assert f"incarnation {kafka_uuid(seen['incarnation'])})" in log
+    assert str(seen["incarnation"]) not in log
 
 
 def test_topics_are_durable_across_a_restart(controller_factory: Any) -> None:

@@ -80,6 +80,7 @@ from rackwise.controller.quorum import (
     METADATA_VERSION_LEVEL,
     Controller,
     Recovery,
+    SnapshotJob,
 )
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, PartitionIndex
@@ -133,6 +134,7 @@ __all__ = [
     "PolicyViolationException",
     "Recovery",
     "ReplicationControl",
+    "SnapshotJob",
     "StaleBrokerEpochException",
     "TopicDeletionDisabledException",
     "TopicExistsException",

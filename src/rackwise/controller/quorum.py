@@ -7,7 +7,11 @@ Goals
     replayed into the image, and only then is the reply given. A controller that opens a log
     recovers the image from it (newest snapshot, then the records after it) through the same
     replay, and writes a snapshot whenever
-    ``metadata.log.max.record.bytes.between.snapshots`` bytes have been appended since the last.
+    ``metadata.log.max.record.bytes.between.snapshots`` bytes have been appended since the last:
+    inline by default, or, with ``is_snapshot_deferred``, by its caller (a process writes it on
+    a worker thread, off the request path, as Kafka's snapshot generator does): the controller
+    hands out a :class:`SnapshotJob` (the immutable image and the end offset it is as of) and
+    is told when it was written or failed.
 
 Constraints
     A failed append changes nothing (the command raises, the image stays as it was). No
@@ -24,6 +28,9 @@ Algorithm
     the append of every batch of the group comes at its end, with one flush (the network
     layer holds the replies until then); a failed append takes the controller back to the
     state before the group.
+    Deferred snapshots: :meth:`Controller.maybe_begin_snapshot` returns a job when the
+    threshold is crossed and no job is out; at most one is out at a time. A failed job is
+    retried only once another threshold's worth of bytes has been appended.
 
 Worked example
     On an empty log the controller writes ``FeatureLevelRecord(metadata.version)`` at offset 0.
@@ -105,6 +112,16 @@ class RandomBits(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class SnapshotJob:
+    """A snapshot to write: ``image`` is the image of every record below ``end_offset``
+    (images are immutable values, so it may be written out on another thread while commits
+    go on)."""
+
+    image: MetadataImage
+    end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class Recovery:
     """What opening the log found: the snapshot's end offset (None: no snapshot) and how many
     records came from the snapshot and from the log after it."""
@@ -127,8 +144,14 @@ class Controller:
         config: ControllerConfig | None = None,
         *,
         random: RandomBits,
+        is_snapshot_deferred: bool = False,
     ) -> None:
         self.log = log
+        self.is_snapshot_deferred = is_snapshot_deferred
+        self._snapshot_job: SnapshotJob | None = None
+        self._snapshot_retry_bytes = 0
+        """Bytes since the last snapshot below which no job is handed out (0, or after a
+        failed job: the bytes then plus the threshold)."""
         self.clock = clock
         self.config = config if config is not None else ControllerConfig()
         self._random = random
@@ -242,9 +265,53 @@ class Controller:
             self.cluster.observe(records, old, self.state.image, now)
 
     def _maybe_snapshot(self) -> None:
-        if self.log.snapshot_due():
-            with _paused_gc():
-                self.log.write_snapshot(self.state.image.to_records(), self.state.end_offset)
+        if self.is_snapshot_deferred:
+            return
+        job = self.maybe_begin_snapshot()
+        if job is not None:
+            try:
+                with _paused_gc():
+                    self.log.write_snapshot(job.image.to_records(), job.end_offset)
+            except BaseException:
+                self.snapshot_failed(job)
+                raise
+            self.snapshot_written(job)
+
+    # ---- snapshots -------------------------------------------------------------------------
+
+    def maybe_begin_snapshot(self) -> SnapshotJob | None:
+        """The snapshot to write now, or None: none is due, one is already out, or the last
+        one failed and another threshold's worth of bytes has not been appended since. Outside
+        a group commit only (the image must be durable). The caller writes ``job.image`` as
+        of ``job.end_offset`` and then calls :meth:`snapshot_written` or
+        :meth:`snapshot_failed`."""
+        if self._pending is not None:
+            raise RackwiseError("BUG: a snapshot begun inside a group commit")
+        if self._snapshot_job is not None or not self.log.snapshot_due():
+            return None
+        if self._snapshot_retry_bytes and self.log.bytes_since_snapshot < (
+            self._snapshot_retry_bytes
+        ):
+            return None
+        self._snapshot_job = SnapshotJob(self.state.image, self.state.end_offset)
+        return self._snapshot_job
+
+    def snapshot_written(self, job: SnapshotJob) -> None:
+        """``job`` is stored: the next snapshot is due a threshold after its end offset."""
+        self._end_job(job)
+        self._snapshot_retry_bytes = 0
+
+    def snapshot_failed(self, job: SnapshotJob) -> None:
+        """``job`` failed (nothing of it is visible): retry at the next threshold."""
+        self._end_job(job)
+        self._snapshot_retry_bytes = (
+            self.log.bytes_since_snapshot + self.log.max_record_bytes_between_snapshots
+        )
+
+    def _end_job(self, job: SnapshotJob) -> None:
+        if job is not self._snapshot_job:
+            raise RackwiseError(f"BUG: snapshot job at offset {job.end_offset} is not the one out")
+        self._snapshot_job = None
 
     @contextmanager
     def group_commit(self) -> Iterator[None]:

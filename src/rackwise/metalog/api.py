@@ -154,7 +154,9 @@ class MetadataLog(ABC):
     @abstractmethod
     def write_snapshot(self, records: Iterable[Any], end_offset: int) -> SnapshotId:
         """Store ``records`` (the image at ``end_offset``) as a snapshot, atomically, then let
-        go of the snapshots and records no longer needed."""
+        go of the snapshots and records no longer needed. A log may allow this on another
+        thread while appends go on (:class:`~rackwise.metalog.FileMetadataLog` does); a
+        failure leaves nothing of the snapshot visible."""
 
     @property
     @abstractmethod

@@ -22,7 +22,9 @@ Algorithm
     one past ``segment_bytes``) and fsync once for all of them (group commit); only then do
     they enter the index readers use. A failed write or fsync leaves the log unusable until
     reopened, because what reached the disk is unknown; reopening repairs the tail.
-    Snapshot: written atomically (:mod:`rackwise.metalog.snapshots`); afterwards only the
+    Snapshot: written atomically (:mod:`rackwise.metalog.snapshots`), possibly on another
+    thread while appends go on (the lock is not held while the file is written); afterwards
+    only the
     newest ``SNAPSHOTS_RETAINED`` snapshots are kept, and segments wholly before the older kept
     one are deleted, so that falling back to it still finds every record after it.
 
@@ -43,6 +45,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -131,7 +134,7 @@ class FileMetadataLog(MetadataLog):
         self.recovery_events = tuple(self._events)
         if not read_only:
             for event in self.recovery_events:
-                LOG.warning("metadata log %s: %s", self.directory, event)
+                LOG.warning("metadata log recovery: %s", event)
 
     # ---- opening --------------------------------------------------------------------------------
 
@@ -379,19 +382,21 @@ class FileMetadataLog(MetadataLog):
     ) -> Iterator[RecordBatch]:
         cache: InternCache = {}
         for path, positions, stop in spans:
-            for data, starts in read_chunks(path, positions, stop, READ_CHUNK_BYTES):
-                for pos in starts:
-                    header = check_batch(data, pos)
-                    if header.next_offset > offset:
-                        records = tuple(decode_records(data, pos, header, cache))
-                        yield trim_batch(RecordBatch(header, records), offset)
+            with _deleted_is_out_of_range(path):
+                for data, starts in read_chunks(path, positions, stop, READ_CHUNK_BYTES):
+                    for pos in starts:
+                        header = check_batch(data, pos)
+                        if header.next_offset > offset:
+                            records = tuple(decode_records(data, pos, header, cache))
+                            yield trim_batch(RecordBatch(header, records), offset)
 
     def read_raw(self, offset: int, max_bytes: int) -> bytes:
         spans = self._locate(offset)
         if not spans:
             return b""
         path, positions, stop = spans[0]
-        data, _ = next(read_chunks(path, positions, stop, max_bytes))
+        with _deleted_is_out_of_range(path):
+            data, _ = next(read_chunks(path, positions, stop, max_bytes))
         return data
 
     # ---- snapshots ------------------------------------------------------------------------------
@@ -423,6 +428,9 @@ class FileMetadataLog(MetadataLog):
             return FileSnapshotReader(path)
 
     def write_snapshot(self, records: Iterable[Any], end_offset: int) -> SnapshotId:
+        """May run on another thread than the appends: the lock is held only to pick the
+        snapshot's epoch and, after the rename, to adopt it and delete what it frees; the
+        records are listed, encoded, written and flushed without it, so appends go on."""
         with self._lock:
             self._check_usable()
             if not self.start_offset <= end_offset <= self.end_offset:
@@ -431,9 +439,11 @@ class FileMetadataLog(MetadataLog):
                     f"{self.start_offset} to {self.end_offset}"
                 )
             snapshot_id = SnapshotId(end_offset, self._epoch_before(end_offset))
-            write_snapshot_file(self.directory, snapshot_id, list(records), self._clock())
+        write_snapshot_file(self.directory, snapshot_id, list(records), self._clock())
+        with self._lock:
+            self._check_usable()
             self._snapshot_ids = sorted({*self._snapshot_ids, snapshot_id})
-            LOG.info("metadata log %s: wrote snapshot %s", self.directory, snapshot_id)
+            LOG.debug("metadata log %s: wrote snapshot %s", self.directory, snapshot_id)
             self._retain()
             return snapshot_id
 
@@ -482,6 +492,19 @@ class FileMetadataLog(MetadataLog):
             if fd >= 0:
                 os.close(fd)
         self._active_fd = self._lock_fd = -1
+
+
+@contextmanager
+def _deleted_is_out_of_range(path: Path) -> Iterator[None]:
+    """A segment deleted between locating and reading it (a snapshot written on another thread
+    freed it): its offsets are below the log's start now."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise OffsetOutOfRangeException(
+            f"segment {path.name} was deleted after a snapshot: its offsets are below the "
+            "log's start"
+        ) from None
 
 
 def _lock_directory(directory: Path) -> int:

@@ -11,8 +11,9 @@ A snapshot file, named by its id (``<end offset>-<epoch>.checkpoint``, as Kafka 
 
 It is written to ``<name>.part``, flushed with fsync, renamed into place and the directory
 flushed, so a crash leaves either no snapshot or a whole one; a ``.part`` file found later is
-the remains of a crash and is deleted. A file whose trailer is missing, whose CRC differs or
-whose header disagrees with its name is not a snapshot, whatever else it holds.
+the remains of a crash and is deleted (a write that fails deletes its own). A file whose
+trailer is missing, whose CRC differs or whose header disagrees with its name is not a
+snapshot, whatever else it holds.
 """
 
 from __future__ import annotations
@@ -71,18 +72,22 @@ def write_snapshot_file(
     )
     crc = crc32c(header)
     length = 0
-    with open(temp, "wb") as f:
-        f.write(header)
-        for start in range(0, len(records), BATCH_RECORDS):
-            frames = encode_frames(records[start : start + BATCH_RECORDS])
-            batch = encode_batch(start, snapshot_id.epoch, last_append_time_ms, frames)
-            crc = crc32c(batch, value=crc)
-            length += len(batch)
-            f.write(batch)
-        f.write(TRAILER.pack(TRAILER_MAGIC, length, crc))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temp, final)
+    try:
+        with open(temp, "wb") as f:
+            f.write(header)
+            for start in range(0, len(records), BATCH_RECORDS):
+                frames = encode_frames(records[start : start + BATCH_RECORDS])
+                batch = encode_batch(start, snapshot_id.epoch, last_append_time_ms, frames)
+                crc = crc32c(batch, value=crc)
+                length += len(batch)
+                f.write(batch)
+            f.write(TRAILER.pack(TRAILER_MAGIC, length, crc))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, final)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     fsync_directory(directory)
     return final
 

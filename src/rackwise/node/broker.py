@@ -10,7 +10,9 @@ Goals
     * Heartbeats every ``broker.heartbeat.interval.ms``, carrying the offset of the last
       metadata record applied; the answers say whether the broker is fenced, and when it
       should shut down. A heartbeat refused as stale (the controller lost the registration)
-      registers again, same incarnation.
+      registers again, same incarnation. A refused registration or heartbeat is logged in one
+      line with Kafka's error name and code (``INVALID_REGISTRATION (119)``); each change of
+      the fenced flag in the heartbeat answers is logged once.
     * Clients are answered once the broker has caught up with the metadata log and been
       unfenced the first time (as Kafka enables request processing only then): reads from the
       image (:mod:`rackwise.node.broker_apis`), writes forwarded to the controller

@@ -368,7 +368,7 @@ class ControllerNode:
                         LOG.info(
                             "fenced broker %d: lease expired (no heartbeat for %d ms)",
                             broker_id,
-                            self.config.controller_config().session_timeout_ms,
+                            self.config.session_timeout_ms,
                         )
                     continue
             wait_s = FENCE_CHECK_MAX_INTERVAL_S

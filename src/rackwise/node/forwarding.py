@@ -14,10 +14,11 @@ Constraints
     * A controller that cannot be reached is retried, the request kept, until the request's
       own timeout (``timeout_ms``, at least :data:`MIN_RETRY_S` and at most
       :data:`MAX_RETRY_S`), as Kafka's ``NodeToControllerRequestThread`` keeps a request queued
-      until its retry timeout: a controller restart within it loses no write. Past it, each
-      item is REQUEST_TIMED_OUT (7). A controller lost after the request went out may have
-      applied it: the retry then gets the controller's answer to a repeat (a topic created
-      twice is TOPIC_ALREADY_EXISTS), as with Kafka.
+      until its retry timeout (60 s for forwarding, whatever the request's own): a controller
+      restart within it loses no write. Past it, each item is REQUEST_TIMED_OUT (7), as Kafka
+      answers a forwarded request that timed out. A controller lost after the request went
+      out may have applied it: the retry then gets the controller's answer to a repeat (a
+      topic created twice is TOPIC_ALREADY_EXISTS), as with Kafka.
     * The pure parts (conversion, error answers, the "has the image caught up" predicates) take
       messages and images; :class:`Forwarder` holds the connection.
 
@@ -84,8 +85,9 @@ DEFAULT_TIMEOUT_MS: Final = 30_000
 """The timeout of a forwarded request that has none (CreateReplicaPlacement)."""
 MIN_RETRY_S: Final = 1.0
 """The shortest time a forwarded request is retried for (a CreateTopics may say 0 ms)."""
-MAX_RETRY_S: Final = 120.0
-"""The longest time a forwarded request is retried for, whatever timeout it asks."""
+MAX_RETRY_S: Final = 60.0
+"""The longest time a forwarded request is retried for, whatever timeout it asks (Kafka's
+broker keeps every forwarded request this long)."""
 RETRY_BACKOFF_S: Final = 0.05
 """The first wait before trying an unreachable controller again; doubled on each failure."""
 MAX_RETRY_BACKOFF_S: Final = 1.0
