@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 
 run: install
 	$(BIN)/rackwise demo
+	bash scripts/run.sh
 
 lint: install
 	$(BIN)/ruff check src tests bench
@@ -30,6 +31,8 @@ test: lint
 
 bench: install
 	$(BIN)/python bench/placement.py
+	$(BIN)/python bench/assignors.py
+	$(BIN)/python bench/controller.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `make run`: rackwise at work on this machine, with nothing outside it.
+#
+#   1. A stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers over
+#      3 data centres x 2 racks, placing with the multi-level placer (KIP-879).
+#   2. A topic created through the wire protocol and described as kafka-topics does; a
+#      CreateReplicaPlacement answer as reassignment JSON.
+#
+# Everything lands under RUN_DIR (default ./run). The cluster is stopped at the end; run again
+# and it restarts with its data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=.venv/bin
+RUN_DIR=${RUN_DIR:-run}
+CLUSTER=$RUN_DIR/cluster
+RACKS=/dc1/r1,/dc1/r2,/dc2/r1,/dc2/r2,/dc3/r1,/dc3/r2
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "A stretch cluster: 1 controller, 6 brokers in 3 data centres x 2 racks"
+"$BIN/rackwise" cluster up --brokers 6 --racks "$RACKS" --placer multi-level --dir "$CLUSTER"
+trap '"$BIN/rackwise" cluster down --dir "$CLUSTER"' EXIT
+BOOTSTRAP=$("$BIN/python" - "$CLUSTER/cluster.json" <<'PY'
+import json
+import sys
+
+nodes = json.load(open(sys.argv[1]))["nodes"]
+print(",".join("%s:%d" % (n["host"], n["port"]) for n in nodes if n["role"] == "broker"))
+PY
+)
+
+step "A topic placed by the multi-level placer: every partition in three data centres"
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
+    --topic orders --partitions 6 --replication-factor 3
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --describe --topic orders
+
+step "CreateReplicaPlacement (KIP-879): what the cluster would do, as reassignment JSON"
+"$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --partitions 3 --replication-factor 3
+
