@@ -82,6 +82,29 @@ HEARTBEAT_RESPONSE_V1 = _hex("""
     01 00 00                    # IsCaughtUp, IsFenced, ShouldShutDown
     00
 """)
+ALTER_PARTITION_V3 = _hex(f"""
+    00000001 000000000000002a   # BrokerId 1, BrokerEpoch 42
+    02 {_uuid_hex(U2)}          # Topics: one (compact count + 1); TopicId U2
+      02                        #   Partitions: one
+        00000000 00000003       #     PartitionIndex 0, LeaderEpoch 3
+        03                      #     NewIsrWithEpochs: two
+          00000001 000000000000002a 00  # BrokerId 1, BrokerEpoch 42, no tags
+          00000002 0000000000000007 00  # BrokerId 2, BrokerEpoch 7, no tags
+        00 00000005 00          #     LeaderRecoveryState 0, PartitionEpoch 5, no tags
+      00                        #   no tags
+    00
+""")
+ALTER_PARTITION_RESPONSE_V3 = _hex(f"""
+    00000000 0000               # ThrottleTimeMs, ErrorCode
+    02 {_uuid_hex(U2)}          # Topics: one; TopicId U2
+      02                        #   Partitions: one
+        00000000 0000           #     PartitionIndex 0, ErrorCode 0
+        00000001 00000003       #     LeaderId 1, LeaderEpoch 3
+        03 00000001 00000002    #     Isr [1, 2]
+        00 00000006 00          #     LeaderRecoveryState 0, PartitionEpoch 6, no tags
+      00                        #   no tags
+    00
+""")
 METADATA_V12 = _hex("00 00 00 00  # Topics null, no auto-creation, no operations, no tags")
 METADATA_RESPONSE_V1 = _hex("""
     00000001                    # Brokers: one (int32 count)
@@ -103,13 +126,14 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    0c                          # ApiKeys: eleven
+    0d                          # ApiKeys: twelve
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
       0020 0001 0004 00         #   DescribeConfigs 1-4
       0025 0000 0003 00         #   CreatePartitions 0-3
       002c 0000 0001 00         #   IncrementalAlterConfigs 0-1
+      0038 0002 0003 00         #   AlterPartition 2-3
       003e 0000 0004 00         #   BrokerRegistration 0-4
       003f 0000 0001 00         #   BrokerHeartbeat 0-1
       03e8 0000 0000 00         #   CreateReplicaPlacement 0
@@ -233,6 +257,57 @@ KAFKA_CASES: list[tuple[str, Any, bytes]] = [
             should_shut_down=False,
         ),
         HEARTBEAT_RESPONSE_V1,
+    ),
+    (
+        "AlterPartition-v3-request",
+        make(
+            request_class(56, 3),
+            broker_id=1,
+            broker_epoch=42,
+            topics=[
+                {
+                    "topic_id": U2,
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "leader_epoch": 3,
+                            "new_isr_with_epochs": [
+                                {"broker_id": 1, "broker_epoch": 42},
+                                {"broker_id": 2, "broker_epoch": 7},
+                            ],
+                            "leader_recovery_state": 0,
+                            "partition_epoch": 5,
+                        }
+                    ],
+                }
+            ],
+        ),
+        ALTER_PARTITION_V3,
+    ),
+    (
+        "AlterPartition-v3-response",
+        make(
+            response_class(56, 3),
+            throttle_time=0,
+            error_code=0,
+            topics=[
+                {
+                    "topic_id": U2,
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "error_code": 0,
+                            "leader_id": 1,
+                            "leader_epoch": 3,
+                            "isr": [1, 2],
+                            "leader_recovery_state": 0,
+                            "partition_epoch": 6,
+                        }
+                    ],
+                }
+            ],
+        ),
+        ALTER_PARTITION_RESPONSE_V3,
     ),
     (
         "Metadata-v12-request",

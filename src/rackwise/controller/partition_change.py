@@ -25,6 +25,8 @@ Algorithm (Kafka's ``build``)
     3. Write the ELR if it changed; write the ISR if it changed and is not empty (empty only
        with ELR enabled); with ELR, remember the leader in ``last_known_elr`` when the ISR
        empties, and forget it once a leader is back.
+    4. Write the target leader recovery state (an AlterPartition's) if it is not the
+       partition's.
     Sets iterate in ``java.util.HashSet`` order, as Kafka's do, so the lists come out in the
     same order as Kafka writes them.
 
@@ -199,9 +201,12 @@ def build_partition_change(
     elr_enabled: bool = False,
     min_isr: int = 1,
     unclean_shutdown_replicas: Collection[int] = (),
+    target_leader_recovery_state: int | None = None,
 ) -> Any | None:
     """The PartitionChangeRecord that moves ``partition`` to ``target_isr`` (default: its
-    current ISR) and elects as the module docstring says, or None if nothing changes."""
+    current ISR) and elects as the module docstring says, or None if nothing changes. A
+    ``target_leader_recovery_state`` (an AlterPartition's; default: the partition's) that
+    differs from the partition's is written, as the last step."""
     builder = _Builder(
         partition,
         is_acceptable_leader,
@@ -212,6 +217,11 @@ def build_partition_change(
         unclean_shutdown_replicas,
     )
     fields = builder.build()
+    if (
+        target_leader_recovery_state is not None
+        and target_leader_recovery_state != partition.leader_recovery_state
+    ):
+        fields["leader_recovery_state"] = target_leader_recovery_state
     if not fields:
         return None
     return PartitionChangeRecord(

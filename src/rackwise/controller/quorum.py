@@ -51,6 +51,7 @@ from typing import Any, Final, Protocol
 
 from rackwise.common import JavaRandom
 from rackwise.common.errors import RackwiseError
+from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import ControllerConfig
@@ -392,6 +393,15 @@ class Controller:
     def next_check_time_ms(self) -> int | None:
         """When :meth:`maybe_fence_stale_brokers` next has work if no broker heartbeats."""
         return self.tracker.next_check_time_ms()
+
+    def alter_partition(self, request: AlterPartitionRequest) -> list[AlterPartitionTopicResult]:
+        """AlterPartition (KIP-497) from a partition leader; raises StaleBrokerEpochException
+        for a requester that is not the current registration."""
+        self.cluster.check_broker_epoch(self.image, request.broker_id, request.broker_epoch)
+        records: list[Any] = []
+        results = self.replication.alter_partition(self.state, request, records)
+        self._commit([records])
+        return results
 
     # ---- topics ----------------------------------------------------------------------------
 

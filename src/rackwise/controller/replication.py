@@ -25,6 +25,11 @@ from rackwise.common import (
     InvalidRequestException,
     RackwiseError,
 )
+from rackwise.controller.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionTopicResult,
+    alter_partition,
+)
 from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
 from rackwise.controller.config import (
     MIN_INSYNC_REPLICAS,
@@ -370,6 +375,19 @@ class ReplicationControl:
         if topic.partitions:
             min_isr = min(min_isr, len(topic.partitions[min(topic.partitions)].replicas))
         return election, min_isr
+
+    def alter_partition(
+        self, state: ControllerState, request: AlterPartitionRequest, records: list[Any]
+    ) -> list[AlterPartitionTopicResult]:
+        """AlterPartition (:mod:`rackwise.controller.alter_partition`), once the requester's
+        broker epoch has been checked."""
+        return alter_partition(
+            state.image,
+            request,
+            records,
+            topic_settings=self._topic_settings,
+            elr_enabled=self.config.elr_enabled,
+        )
 
     def update_leaders_and_isrs(
         self,

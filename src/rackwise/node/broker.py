@@ -17,11 +17,13 @@ Goals
       unfenced the first time (as Kafka enables request processing only then): reads from the
       image (:mod:`rackwise.node.broker_apis`), writes forwarded to the controller
       (:mod:`rackwise.node.forwarding`).
+    * As the leader of partitions, it asks the controller to add caught-up replicas back to
+      their ISRs (AlterPartition; :mod:`rackwise.node.isr`).
 
 Constraints
-    Three connections to the controller, so that none waits on another: heartbeats, the
-    metadata fetch (a long poll) and forwarded writes. SIGTERM stops the broker promptly
-    without unregistering (the controller fences it when its lease runs out).
+    Four connections to the controller, so that none waits on another: heartbeats, the
+    metadata fetch (a long poll), forwarded writes and ISR changes. SIGTERM stops the broker
+    promptly without unregistering (the controller fences it when its lease runs out).
 
 Log directories
     Each ``log.dirs`` entry holds a ``meta.properties`` as Kafka writes it (``version=1``,
@@ -69,6 +71,7 @@ from rackwise.node.config import (
     load_properties,
 )
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
+from rackwise.node.isr import IsrManager
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request
@@ -244,6 +247,13 @@ class Broker:
             broker_epoch=lambda: self.broker_epoch,
         )
         self.forwarder = Forwarder(self._connect, self._wait_applied)
+        self.isr = IsrManager(
+            self.node_id,
+            lambda: self.broker_epoch,
+            lambda: self.follower.image,
+            self._wait_applied,
+            self._connect,
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._readying: asyncio.Task[None] | None = None
         self._client_listener = config.broker_endpoints[0].listener_name
@@ -269,6 +279,7 @@ class Broker:
         self._tasks = [
             asyncio.create_task(self.fetcher.run(), name="metadata-fetcher"),
             asyncio.create_task(self._lifecycle(), name="broker-lifecycle"),
+            asyncio.create_task(self.isr.run(), name="isr-changes"),
         ]
         LOG.info(
             "broker %d (incarnation %s) listening on %s",

@@ -2,12 +2,14 @@
 :class:`~rackwise.metalog.FileMetadataLog`, served on the controller listener.
 
 Goals
-    Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat) and follow the metadata
-    log (FetchMetadataLog, with a long poll, and FetchMetadataSnapshot when what they need is
-    only in a snapshot); they forward admin writes (CreateTopics, CreatePartitions,
-    DeleteTopics, IncrementalAlterConfigs) and KIP-879's CreateReplicaPlacement as the same
-    requests; DescribeConfigs is answered from the controller's image. A timer fences
-    brokers whose lease ran out. A write is answered only once its records are fsynced.
+    Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat), change the ISRs of
+    the partitions they lead (AlterPartition, through the same group commit as every write)
+    and follow the metadata log (FetchMetadataLog, with a long poll, and
+    FetchMetadataSnapshot when what they need is only in a snapshot); they forward admin
+    writes (CreateTopics, CreatePartitions, DeleteTopics, IncrementalAlterConfigs) and
+    KIP-879's CreateReplicaPlacement as the same requests; DescribeConfigs is answered from
+    the controller's image. A timer fences brokers whose lease ran out. A write is answered
+    only once its records are fsynced.
 
 Constraints
     * The pure controller is driven one call at a time, on the event loop: every command that
@@ -390,6 +392,12 @@ class ControllerNode:
             return await self._register(body)
         if key == ApiKey.BROKER_HEARTBEAT:
             return await self._heartbeat(body)
+        if key == ApiKey.ALTER_PARTITION:
+            alter = apis.alter_partition_args(body)
+            return await self.submit(
+                lambda: apis.alter_partition_response(body, controller.alter_partition(alter)),
+                lambda error: apis.alter_partition_error(body, error),
+            )
         if key == ApiKey.CREATE_TOPICS:
             return await self.submit(
                 lambda: apis.create_topics_response(

@@ -43,6 +43,13 @@ from rackwise.controller import (
     FeatureRange,
 )
 from rackwise.controller import Listener as BrokerListener
+from rackwise.controller.alter_partition import (
+    AlterPartitionData,
+    AlterPartitionRequest,
+    AlterPartitionTopic,
+    AlterPartitionTopicResult,
+    IsrMember,
+)
 from rackwise.image import ConfigResource
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.records import ZERO_UUID
@@ -142,6 +149,67 @@ def heartbeat_response(
             "should_shut_down": reply.should_shut_down,
         },
     )
+
+
+# ---- partitions (KIP-497) ------------------------------------------------------------------
+
+
+def alter_partition_args(body: Any) -> AlterPartitionRequest:
+    """An AlterPartition v2 or v3 (v2's ISR members have no broker epochs)."""
+    topics = []
+    for topic in body.topics:
+        partitions = []
+        for p in topic.partitions:
+            if hasattr(p, "new_isr_with_epochs"):
+                isr = tuple(
+                    IsrMember(int(m.broker_id), int(m.broker_epoch)) for m in p.new_isr_with_epochs
+                )
+            else:
+                isr = tuple(IsrMember(int(b)) for b in p.new_isr)
+            partitions.append(
+                AlterPartitionData(
+                    partition_index=int(p.partition_index),
+                    leader_epoch=int(p.leader_epoch),
+                    partition_epoch=int(p.partition_epoch),
+                    new_isr=isr,
+                    leader_recovery_state=int(p.leader_recovery_state),
+                )
+            )
+        topics.append(AlterPartitionTopic(topic.topic_id or ZERO_UUID, tuple(partitions)))
+    return AlterPartitionRequest(int(body.broker_id), int(body.broker_epoch), tuple(topics))
+
+
+def alter_partition_response(body: Any, results: Iterable[AlterPartitionTopicResult]) -> Any:
+    return _response(
+        body,
+        {
+            "error_code": NONE,
+            "topics": [
+                {
+                    "topic_id": t.topic_id,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": p.error_code,
+                            "leader_id": p.leader_id,
+                            "leader_epoch": p.leader_epoch,
+                            "isr": list(p.isr),
+                            "leader_recovery_state": p.leader_recovery_state,
+                            "partition_epoch": p.partition_epoch,
+                        }
+                        for p in t.partitions
+                    ],
+                }
+                for t in results
+            ],
+        },
+    )
+
+
+def alter_partition_error(body: Any, error: ApiError) -> Any:
+    """The whole request refused (Kafka's ``AlterPartitionRequest.getErrorResponse``): the
+    error at the top level, no topics."""
+    return _response(body, {"error_code": error.error_code, "topics": []})
 
 
 # ---- topics ----------------------------------------------------------------------------------

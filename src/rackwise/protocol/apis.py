@@ -39,11 +39,11 @@ Constraints
 Algorithm
     Two listeners, as KRaft has: ``broker`` (clients: the admin APIs, forwarded by the broker
     to the active controller when they write) and ``controller`` (brokers: registration,
-    heartbeats, the metadata log, and the forwarded admin writes; DescribeConfigs and
-    IncrementalAlterConfigs, as Kafka's controller serves them to admin clients that
-    bootstrap from it). rackwise's own APIs use keys
-    from 1000, clear of Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now
-    ConsumerGroupHeartbeat's):
+    heartbeats, partition leaders' ISR changes (AlterPartition 2-3: Kafka 4 dropped 0-1,
+    which named topics by name), the metadata log, and the forwarded admin writes;
+    DescribeConfigs and IncrementalAlterConfigs, as Kafka's controller serves them to admin
+    clients that bootstrap from it). rackwise's own APIs use keys from 1000, clear of
+    Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now ConsumerGroupHeartbeat's):
 
     * 1000 CreateReplicaPlacement (KIP-879), on both listeners;
     * 1001 FetchMetadataLog and 1002 FetchMetadataSnapshot, on the controller listener: brokers
@@ -92,6 +92,7 @@ class ApiKey(enum.IntEnum):
     DESCRIBE_CLUSTER = 60
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
+    ALTER_PARTITION = 56
     CREATE_REPLICA_PLACEMENT = 1000
     FETCH_METADATA_LOG = 1001
     FETCH_METADATA_SNAPSHOT = 1002
@@ -120,6 +121,7 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.DESCRIBE_ACLS, 1, 3, BROKER_ONLY),
     (ApiKey.BROKER_REGISTRATION, 0, 4, CONTROLLER_ONLY),
     (ApiKey.BROKER_HEARTBEAT, 0, 1, CONTROLLER_ONLY),
+    (ApiKey.ALTER_PARTITION, 2, 3, CONTROLLER_ONLY),
     (ApiKey.CREATE_REPLICA_PLACEMENT, 0, 0, BOTH),
     (ApiKey.FETCH_METADATA_LOG, 0, 0, CONTROLLER_ONLY),
     (ApiKey.FETCH_METADATA_SNAPSHOT, 0, 0, CONTROLLER_ONLY),
