@@ -33,6 +33,8 @@ bench: install
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/assignors.py
 	$(BIN)/python bench/controller.py
+	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/pipeline_plan.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

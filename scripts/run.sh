@@ -5,6 +5,7 @@
 #      3 data centres x 2 racks, placing with the multi-level placer (KIP-879).
 #   2. A topic created through the wire protocol and described as kafka-topics does; a
 #      CreateReplicaPlacement answer as reassignment JSON.
+#   3. The fleet pipeline on local Spark: a synthetic fleet generated, audited and planned.
 #
 # Everything lands under RUN_DIR (default ./run). The cluster is stopped at the end; run again
 # and it restarts with its data.
@@ -38,3 +39,17 @@ step "A topic placed by the multi-level placer: every partition in three data ce
 step "CreateReplicaPlacement (KIP-879): what the cluster would do, as reassignment JSON"
 "$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --partitions 3 --replication-factor 3
 
+step "A fleet of 8 clusters, generated"
+"$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \
+    --topology dc=3,rack=2 --seed 7 --out "$RUN_DIR/fleet"
+
+step "The fleet audited on local Spark"
+"$BIN/rackwise" pipeline audit --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/audit"
+
+step "The fleet planned"
+"$BIN/rackwise" pipeline plan --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/plan"
+
+step "Reports"
+echo "audit: $RUN_DIR/audit/report.html"
+echo "plan:  $RUN_DIR/plan/report.html"
+echo "reassignment JSON per cluster: $RUN_DIR/plan/<cluster_id>/reassignment.json"

@@ -16,6 +16,7 @@ from rackwise.cli.errors import CommandError
 SUBCOMMANDS = {
     "place": ("rackwise.cli.place", "place replicas of a topic and print reassignment JSON"),
     "assign": ("rackwise.cli.assign", "assign a consumer group's partitions, as a what-if"),
+    "pipeline": ("rackwise.cli.pipeline", "audit and plan a fleet of clusters on Spark"),
     "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
     "metadata": ("rackwise.cli.metadata", "dump the metadata log's records and image"),
     "controller": ("rackwise.cli.controller", "run a controller process"),
