@@ -46,8 +46,8 @@ step "A fleet of 8 clusters, generated"
 step "The fleet audited on local Spark"
 "$BIN/rackwise" pipeline audit --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/audit"
 
-step "The fleet planned"
-"$BIN/rackwise" pipeline plan --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/plan"
+step "The fleet planned (moves timed at a throttle of 100 MB/s)"
+"$BIN/rackwise" pipeline plan --fleet "$RUN_DIR/fleet" --throttle 100000000 --out "$RUN_DIR/plan"
 
 step "Reports"
 echo "audit: $RUN_DIR/audit/report.html"
