@@ -9,8 +9,9 @@ network layer drives a :class:`Controller` one call at a time.
   fencing of brokers whose lease ran out.
 * :mod:`~rackwise.controller.heartbeat`: :class:`BrokerHeartbeatTracker`, the soft state.
 * :mod:`~rackwise.controller.replication`: :class:`ReplicationControl`, topics and partitions,
-  and leadership when brokers come and go; :mod:`~rackwise.controller.partition_change` builds
-  each PartitionChangeRecord as Kafka's ``PartitionChangeBuilder`` does.
+  leadership when brokers come and go, and the move back to preferred leaders;
+  :mod:`~rackwise.controller.partition_change` builds each PartitionChangeRecord as Kafka's
+  ``PartitionChangeBuilder`` does.
 * :mod:`~rackwise.controller.configs`: :class:`ConfigControl`, topic and broker configurations.
 * :mod:`~rackwise.controller.placing`: which brokers a placer sees; KIP-879's
   CreateReplicaPlacement.

@@ -30,6 +30,9 @@ DELETE_TOPIC_ENABLE: Final = "delete.topic.enable"
 CREATE_TOPIC_POLICY: Final = "create.topic.policy.class.name"
 MIN_INSYNC_REPLICAS: Final = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION: Final = "unclean.leader.election.enable"
+AUTO_LEADER_REBALANCE_ENABLE: Final = "auto.leader.rebalance.enable"
+LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS: Final = "leader.imbalance.check.interval.seconds"
+LEADER_IMBALANCE_PER_BROKER_PERCENTAGE: Final = "leader.imbalance.per.broker.percentage"
 
 CONTROLLER_KEYS: Final = frozenset(
     {
@@ -45,6 +48,9 @@ CONTROLLER_KEYS: Final = frozenset(
         CREATE_TOPIC_POLICY,
         MIN_INSYNC_REPLICAS,
         UNCLEAN_LEADER_ELECTION,
+        AUTO_LEADER_REBALANCE_ENABLE,
+        LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
+        LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
     }
 )
 """The keys :meth:`ControllerConfig.from_properties` interprets."""
@@ -80,6 +86,16 @@ class ControllerConfig:
     register with them. ``elr_enabled`` turns on KIP-966's eligible leader replicas, which let a
     fenced broker leave every ISR (see :mod:`rackwise.controller.partition_change`); rackwise
     defaults it to true, Kafka 3.x to false.
+
+    Preferred leaders (Kafka's KRaft controller): with ``auto_leader_rebalance_enable``
+    (``auto.leader.rebalance.enable``, default true) the controller checks, every
+    ``leader_imbalance_check_interval_s`` seconds (``leader.imbalance.check.interval.seconds``,
+    default 300, at least 1) while some partition is not led by its first replica, and moves
+    leadership back to the first replica wherever it is in the ISR and may lead (see
+    :meth:`~rackwise.controller.replication.ReplicationControl.maybe_balance_partition_leaders`).
+    ``leader.imbalance.per.broker.percentage`` is accepted (an integer, default 10) and kept
+    in ``static``, but, as in Kafka 4's controller, it has no effect: any imbalance triggers
+    the check.
     """
 
     node_id: int = NO_NODE_ID
@@ -91,6 +107,8 @@ class ControllerConfig:
     default_replication_factor: int = 1
     elr_enabled: bool = True
     delete_topic_enable: bool = True
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_s: int = 300
     create_topic_policy: CreateTopicPolicy | None = None
     static: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -104,6 +122,7 @@ class ControllerConfig:
         policy_name = props.get(CREATE_TOPIC_POLICY, "").strip()
         _int(props, MIN_INSYNC_REPLICAS, 1, minimum=1)  # topic defaults: checked, kept in static
         _bool(props, UNCLEAN_LEADER_ELECTION, False)
+        _int(props, LEADER_IMBALANCE_PER_BROKER_PERCENTAGE, 10, minimum=-(1 << 31))  # ignored
         return ControllerConfig(
             node_id=node_id,
             controller_ids=frozenset(controllers),
@@ -114,6 +133,10 @@ class ControllerConfig:
             default_replication_factor=_int(props, DEFAULT_REPLICATION_FACTOR, 1, minimum=1),
             elr_enabled=_bool(props, ELR_ENABLED, True),
             delete_topic_enable=_bool(props, DELETE_TOPIC_ENABLE, True),
+            auto_leader_rebalance_enable=_bool(props, AUTO_LEADER_REBALANCE_ENABLE, True),
+            leader_imbalance_check_interval_s=_int(
+                props, LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, 300, minimum=1
+            ),
             create_topic_policy=load_policy(policy_name) if policy_name else None,
             static=MappingProxyType(dict(props)),
         )

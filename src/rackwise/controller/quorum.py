@@ -28,6 +28,13 @@ Algorithm
     the append of every batch of the group comes at its end, with one flush (the network
     layer holds the replies until then); a failed append takes the controller back to the
     state before the group.
+    Preferred leaders (Kafka's scheduling of ``maybeBalancePartitionLeaders``): after every
+    commit, if ``auto.leader.rebalance.enable`` is on, no run is scheduled and some partition
+    is not led by its first replica, a run is scheduled ``leader.imbalance.check.interval.seconds``
+    later, or :data:`BALANCE_RETRY_MS` later if the last run stopped at its bound. The caller
+    asks :meth:`Controller.next_balance_time_ms` and calls
+    :meth:`Controller.maybe_balance_partition_leaders` when it is due; its records are one
+    commit.
     Deferred snapshots: :meth:`Controller.maybe_begin_snapshot` returns a job when the
     threshold is crossed and no job is out; at most one is out at a time. A failed job is
     retried only once another threshold's worth of bytes has been appended.
@@ -86,6 +93,8 @@ from rackwise.records.metadata import FeatureLevelRecord
 
 MAX_RECORDS_PER_USER_OP: Final = 10_000
 """Kafka's ``MAX_RECORDS_PER_USER_OP``: the most records one user command may write."""
+BALANCE_RETRY_MS: Final = 10
+"""How soon a preferred-leader run that stopped at its bound is run again (Kafka's 10 ms)."""
 METADATA_VERSION_LEVEL: Final = 23
 """The ``metadata.version`` the controller writes (Kafka's 4.0-IV1): PartitionRecord and
 PartitionChangeRecord v2 (with KIP-966's ELR fields), RegisterBrokerRecord v3 (log dirs)."""
@@ -157,6 +166,10 @@ class Controller:
         self.config = config if config is not None else ControllerConfig()
         self._random = random
         self._pending: list[list[Any]] | None = None
+        self._balance_due_ms: int | None = None
+        """When the next preferred-leader run is due (clock ms); None: none is scheduled."""
+        self._is_balance_unfinished = False
+        """Whether the last preferred-leader run stopped at its bound."""
         self.state = ControllerState()
         self.tracker = BrokerHeartbeatTracker(self.config.session_timeout_ms)
         placer_random = JavaRandom(self._bits(48))
@@ -175,6 +188,7 @@ class Controller:
                 name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL
             )
             self._commit([[level]])
+        self._maybe_schedule_balance()
 
     # ---- state -----------------------------------------------------------------------------
 
@@ -236,9 +250,11 @@ class Controller:
         if self._pending is not None:
             self._replay(batches)
             self._pending.extend(batches)
+            self._maybe_schedule_balance()
             return self.state.end_offset - 1
         self._append(batches, self.state.end_offset)
         self._replay(batches)
+        self._maybe_schedule_balance()
         self._maybe_snapshot()
         return self.state.end_offset - 1
 
@@ -393,6 +409,41 @@ class Controller:
     def next_check_time_ms(self) -> int | None:
         """When :meth:`maybe_fence_stale_brokers` next has work if no broker heartbeats."""
         return self.tracker.next_check_time_ms()
+
+    # ---- preferred leaders ----------------------------------------------------------------
+
+    def _maybe_schedule_balance(self) -> None:
+        config = self.config
+        if self._balance_due_ms is not None or not config.auto_leader_rebalance_enable:
+            return
+        if not self.replication.are_partition_leaders_imbalanced(self.state):
+            return
+        if self._is_balance_unfinished:
+            delay_ms = BALANCE_RETRY_MS
+        else:
+            delay_ms = config.leader_imbalance_check_interval_s * 1000
+        self._balance_due_ms = self.clock() + delay_ms
+
+    def next_balance_time_ms(self) -> int | None:
+        """When :meth:`maybe_balance_partition_leaders` is next due; None: not scheduled
+        (disabled, or every partition was led by its first replica after the last commit)."""
+        return self._balance_due_ms
+
+    def maybe_balance_partition_leaders(self, now_ms: int | None = None) -> int:
+        """If a run is due at ``now_ms`` (default: the clock), elect the preferred replicas
+        that may lead (at most ``MAX_ELECTIONS_PER_IMBALANCE`` records, one commit) and
+        schedule the next run; the number of records written (0 if none was due)."""
+        now = self.clock() if now_ms is None else now_ms
+        if self._balance_due_ms is None or now < self._balance_due_ms:
+            return 0
+        self._balance_due_ms = None
+        records: list[Any] = []
+        self._is_balance_unfinished = self.replication.maybe_balance_partition_leaders(
+            self.state, records
+        )
+        self._commit([records])
+        self._maybe_schedule_balance()
+        return len(records)
 
     def alter_partition(self, request: AlterPartitionRequest) -> list[AlterPartitionTopicResult]:
         """AlterPartition (KIP-497) from a partition leader; raises StaleBrokerEpochException

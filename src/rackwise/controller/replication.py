@@ -10,6 +10,13 @@ from :func:`~rackwise.controller.partition_change.build_partition_change` that t
 elects another leader if it led; when a broker is unfenced, each leaderless partition that may
 now elect it does. The partition index of :class:`ControllerState` finds those partitions
 without a scan.
+
+Preferred leaders (Kafka's ``maybeBalancePartitionLeaders``): leadership that failover moved
+stays where it is until :meth:`ReplicationControl.maybe_balance_partition_leaders` runs a
+PREFERRED election on the partitions not led by their first replica, at most
+:data:`MAX_ELECTIONS_PER_IMBALANCE` records a run. The first replica takes over only where it
+is in the ISR and may lead (registered, unfenced, not shutting down, its directory online);
+elsewhere nothing is written.
 """
 
 from __future__ import annotations
@@ -85,6 +92,9 @@ from rackwise.records.metadata import (
     UnregisterBrokerRecord,
 )
 
+MAX_ELECTIONS_PER_IMBALANCE: Final = 1_000
+"""Kafka's ``MAX_ELECTIONS_PER_IMBALANCE``: the most records one preferred-leader run writes;
+a run that reaches it asks to be run again at once."""
 NOBODY: Final = NO_LEADER
 """No broker (for the broker arguments of :meth:`ReplicationControl.update_leaders_and_isrs`)."""
 
@@ -97,7 +107,8 @@ def _unable(replication_factor: int, reason: str) -> InvalidReplicationFactorExc
 
 class ReplicationControl:
     """Topic commands and the leadership effects of broker changes (module docstring).
-    ``new_topic_id`` draws a topic id; ``placer`` is ``broker.replica.placer``."""
+    ``new_topic_id`` draws a topic id; ``placer`` is ``broker.replica.placer``;
+    ``max_elections_per_imbalance`` bounds a preferred-leader run (Kafka's builder setting)."""
 
     def __init__(
         self,
@@ -110,6 +121,7 @@ class ReplicationControl:
         self.configs = configs
         self.placer = placer
         self.new_topic_id = new_topic_id
+        self.max_elections_per_imbalance = MAX_ELECTIONS_PER_IMBALANCE
 
     # ---- CreateTopics ----------------------------------------------------------------------
 
@@ -504,6 +516,53 @@ class ReplicationControl:
         ):
             self.update_leaders_and_isrs(state.image, partitions, records, remove=broker_id)
         records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker_epoch))
+
+    def maybe_balance_partition_leaders(
+        self,
+        state: ControllerState,
+        records: list[Any],
+        max_elections: int | None = None,
+    ) -> bool:
+        """A PREFERRED election for each partition not led by its first replica, in
+        (topic id, partition) order, until ``max_elections`` records (default
+        ``max_elections_per_imbalance``) are appended. Returns whether it stopped at the
+        bound (there may be more to elect)."""
+        if max_elections is None:
+            max_elections = self.max_elections_per_imbalance
+        image = state.image
+        min_isrs: dict[uuid.UUID, int] = {}
+        for topic_id, partition_id in state.partition_index.imbalanced_partitions():
+            if len(records) >= max_elections:
+                return True
+            topic = image.topics_by_id.get(topic_id)
+            partition = None if topic is None else topic.partitions.get(partition_id)
+            if partition is None:
+                raise RackwiseError(
+                    f"BUG: imbalanced partition {kafka_uuid(topic_id)}-{partition_id} is unknown"
+                )
+            if topic_id not in min_isrs:
+                min_isrs[topic_id] = self._topic_settings(image, topic_id)[1]
+
+            def acceptable(broker: int, partition: Any = partition) -> bool:
+                return is_active(image, broker) and has_online_dir(
+                    image, broker, replica_directory(partition, broker)
+                )
+
+            record = build_partition_change(
+                partition,
+                topic_id,
+                acceptable,
+                election=Election.PREFERRED,
+                elr_enabled=self.config.elr_enabled,
+                min_isr=min_isrs[topic_id],
+            )
+            if record is not None:
+                records.append(record)
+        return len(records) >= max_elections
+
+    def are_partition_leaders_imbalanced(self, state: ControllerState) -> bool:
+        """Whether some partition is not led by its first replica."""
+        return bool(state.partition_index.imbalanced)
 
     def has_leaderships(self, state: ControllerState, broker_id: int) -> bool:
         """Whether the broker leads any partition."""

@@ -8,9 +8,11 @@ state, rebuilt from the same records after a restart:
 * the offset of each broker's RegisterBrokerRecord (Kafka's ``registerBrokerRecordOffsets``):
   a broker is unfenced once it has applied that offset. Records from a snapshot count as at the
   snapshot's last offset, as in Kafka;
-* :class:`PartitionIndex`: for each broker the partitions with it in the ISR and in the ELR, and
-  the leaderless partitions (Kafka's ``BrokersToIsrs`` / ``BrokersToElrs``), so that fencing a
-  broker looks at its partitions only. Built on first use from the image, then kept up to date;
+* :class:`PartitionIndex`: for each broker the partitions with it in the ISR and in the ELR, the
+  leaderless partitions (Kafka's ``BrokersToIsrs`` / ``BrokersToElrs``), so that fencing a
+  broker looks at its partitions only, and the partitions not led by their preferred (first)
+  replica (Kafka's ``imbalancedPartitions``). Built on first use from the image, then kept up to
+  date;
 * the names of topics with '.' or '_', by their unified form, for Kafka's collision check.
   Also built on first use.
 """
@@ -44,12 +46,14 @@ PARTITION_CHANGES = record_classes("PartitionRecord", "PartitionChangeRecord")
 
 
 class PartitionIndex:
-    """Which partitions each broker is in the ISR / ELR of, and which have no leader."""
+    """Which partitions each broker is in the ISR / ELR of, which have no leader, and which are
+    not led by their preferred replica."""
 
     def __init__(self) -> None:
         self.isr: dict[int, set[TopicIdPartition]] = {}
         self.elr: dict[int, set[TopicIdPartition]] = {}
         self.leaderless: set[TopicIdPartition] = set()
+        self.imbalanced: set[TopicIdPartition] = set()
 
     @staticmethod
     def build(image: MetadataImage) -> PartitionIndex:
@@ -66,6 +70,8 @@ class PartitionIndex:
             self.elr.setdefault(broker, set()).add(key)
         if partition.leader == NO_LEADER:
             self.leaderless.add(key)
+        if not partition.replicas or partition.leader != partition.replicas[0]:
+            self.imbalanced.add(key)
 
     def _remove(self, key: TopicIdPartition, partition: PartitionRegistration) -> None:
         for broker in partition.isr:
@@ -73,6 +79,7 @@ class PartitionIndex:
         for broker in partition.eligible_leader_replicas or ():
             _discard(self.elr, broker, key)
         self.leaderless.discard(key)
+        self.imbalanced.discard(key)
 
     def update(
         self,
@@ -103,6 +110,10 @@ class PartitionIndex:
 
     def leaderless_partitions(self) -> list[TopicIdPartition]:
         return sorted(self.leaderless)
+
+    def imbalanced_partitions(self) -> list[TopicIdPartition]:
+        """The partitions whose leader is not their first replica (leaderless ones too)."""
+        return sorted(self.imbalanced)
 
 
 def _discard(index: dict[int, set[TopicIdPartition]], broker: int, key: TopicIdPartition) -> None:

@@ -8,7 +8,9 @@ Goals
     FetchMetadataSnapshot when what they need is only in a snapshot); they forward admin
     writes (CreateTopics, CreatePartitions, DeleteTopics, IncrementalAlterConfigs) and
     KIP-879's CreateReplicaPlacement as the same requests; DescribeConfigs is answered from
-    the controller's image. A timer fences brokers whose lease ran out. A write is answered
+    the controller's image. A timer fences brokers whose lease ran out; another moves
+    leadership back to preferred replicas (``auto.leader.rebalance.enable``, every
+    ``leader.imbalance.check.interval.seconds`` while some partition needs it). A write is answered
     only once its records are fsynced.
 
 Constraints
@@ -28,9 +30,9 @@ Constraints
       rename. A failed snapshot is logged and tried again at the next threshold; it is never
       fatal and never visible (its ``.part`` file is deleted).
     * Logged, one line each: registrations, brokers fenced (lease expired) and unfenced
-      (caught up), refused registrations and heartbeats with Kafka's error name and code, and
-      snapshots written (end offset, bytes, seconds). Incarnation ids are in Kafka's base64
-      form, as the brokers log them.
+      (caught up), preferred-leader runs that wrote records, refused registrations and
+      heartbeats with Kafka's error name and code, and snapshots written (end offset, bytes,
+      seconds). Incarnation ids are in Kafka's base64 form, as the brokers log them.
 
 Algorithm
     ``_commit_loop``: take the first queued command, then every one already queued; run them
@@ -38,8 +40,9 @@ Algorithm
     the fetchers waiting for new records; start a snapshot on a worker thread if one is due
     and none is being written. ``_fence_loop``: sleep until
     ``next_check_time_ms`` (at most :data:`FENCE_CHECK_MAX_INTERVAL_S`), then queue
-    ``maybe_fence_stale_brokers``. A fetch at the log's end waits for the next commit, or
-    ``MaxWaitMs``.
+    ``maybe_fence_stale_brokers``. ``_balance_loop``: the same over ``next_balance_time_ms``
+    and ``maybe_balance_partition_leaders``. A fetch at the log's end waits for the next
+    commit, or ``MaxWaitMs``.
 
 Worked example
     A broker connects, sends ApiVersions, BrokerRegistration (epoch 1: the offset of its
@@ -207,6 +210,7 @@ class ControllerNode:
         self._tasks = [
             loop.create_task(self._commit_loop()),
             loop.create_task(self._fence_loop()),
+            loop.create_task(self._balance_loop()),
         ]
 
     @property
@@ -375,6 +379,27 @@ class ControllerNode:
                     continue
             wait_s = FENCE_CHECK_MAX_INTERVAL_S
             if due is not None and due > now:
+                wait_s = min(wait_s, (due - now) / 1000)
+            await asyncio.sleep(wait_s)
+
+    async def _balance_loop(self) -> None:
+        controller = self.controller
+        assert controller is not None
+        while True:
+            due = controller.next_balance_time_ms()
+            now = self.clock()
+            if due is not None and due <= now:
+                written = await self.submit(
+                    controller.maybe_balance_partition_leaders, lambda error: error
+                )
+                if isinstance(written, int) and written:
+                    LOG.info(
+                        "preferred leader election: %d partition change record(s) written",
+                        written,
+                    )
+                continue
+            wait_s = FENCE_CHECK_MAX_INTERVAL_S
+            if due is not None:
                 wait_s = min(wait_s, (due - now) / 1000)
             await asyncio.sleep(wait_s)
 
