@@ -69,7 +69,7 @@ def test_generate_writes_both_forms_and_says_what_it_skipped(tmp_path: Path) -> 
         ),
         (
             ("--brokers", "b.json", "--out", "o"),
-            "error: give --fleet DIR, or --brokers FILE and --assignment FILE\n",
+            "error: give --fleet DIR, --metadata PATH, or --brokers FILE and --assignment FILE\n",
         ),
     ],
 )

@@ -138,6 +138,11 @@ def _add_input_options(sub: argparse.ArgumentParser) -> None:
     )
     sub.add_argument("--cluster-id", default=DEFAULT_CLUSTER_ID, metavar="NAME")
     sub.add_argument("--fleet", metavar="DIR", help="Parquet datasets DIR/brokers, DIR/replicas")
+    sub.add_argument(
+        "--metadata",
+        metavar="PATH",
+        help="a 'rackwise metadata dump --format parquet' export (one cluster)",
+    )
     sub.add_argument("--master", default=None, metavar="URL", help="default: local Spark")
     sub.add_argument("--out", required=True, metavar="OUT")
     sub.add_argument("--fail-on-rejects", action="store_true", help="exit 2 if any row is rejected")
@@ -194,6 +199,15 @@ def check_options(args: argparse.Namespace) -> None:
             raise FileNotFoundError(2, "No such fleet directory", str(fleet))
         for name in ("brokers", "replicas"):
             check_dataset(fleet / name)
+        return
+    if getattr(args, "metadata", None) is not None:
+        from rackwise.pipeline.ingest import check_dataset  # noqa: PLC0415
+
+        export = Path(args.metadata)
+        if not export.is_dir():
+            raise FileNotFoundError(2, "No such metadata export directory", str(export))
+        for name in ("brokers", "partitions"):
+            check_dataset(export / name, "metadata dataset")
         return
     files = [args.brokers, args.assignment, *(p for _, p in _named(_log_dirs(args.log_dirs)))]
     for name in files:
@@ -261,11 +275,18 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> None:
-    one = args.brokers is not None or args.assignment is not None
-    if args.fleet is not None and (one or args.log_dirs):
+    one = args.brokers is not None or args.assignment is not None or bool(args.log_dirs)
+    if getattr(args, "metadata", None) is not None:
+        if args.fleet is not None or one:
+            other = "--fleet DIR" if args.fleet is not None else "--brokers/--assignment"
+            raise UsageError(f"give either --metadata PATH or {other}, not both")
+        return
+    if args.fleet is not None and one:
         raise UsageError("give either --fleet DIR or --brokers/--assignment, not both")
     if args.fleet is None and (args.brokers is None or args.assignment is None):
-        raise UsageError("give --fleet DIR, or --brokers FILE and --assignment FILE")
+        raise UsageError(
+            "give --fleet DIR, --metadata PATH, or --brokers FILE and --assignment FILE"
+        )
 
 
 def _log_dirs(values: list[str]) -> list[str | tuple[int, str]]:
@@ -292,10 +313,12 @@ def ingest(args: argparse.Namespace, progress: Progress) -> tuple[SparkSession, 
         raise UsageError(f"cannot start Spark on {where}: {_first_line(error)}") from error
     progress.stage("spark", time.perf_counter() - began, spark.sparkContext.master or "")
     began = time.perf_counter()
-    from rackwise.pipeline.ingest import read_cluster, read_fleet  # noqa: PLC0415
+    from rackwise.pipeline.ingest import read_cluster, read_fleet, read_metadata  # noqa: PLC0415
 
     if args.fleet is not None:
         tables = read_fleet(spark, args.fleet)
+    elif getattr(args, "metadata", None) is not None:
+        tables = read_metadata(spark, args.metadata, args.cluster_id)
     else:
         tables = read_cluster(
             spark, args.brokers, args.assignment, _log_dirs(args.log_dirs) or None, args.cluster_id

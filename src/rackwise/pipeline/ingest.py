@@ -1,12 +1,15 @@
 """Reading a cluster or a fleet into validated tables.
 
-Two input forms, one result (:class:`~rackwise.pipeline.tables.ClusterTables`):
+Three input forms, one result (:class:`~rackwise.pipeline.tables.ClusterTables`):
 
 * **One cluster as JSON**, the files Kafka's tools print (:func:`read_cluster`): the broker list
   (:mod:`rackwise.formats.brokers`), the current assignment as reassignment JSON, and optionally
   ``kafka-log-dirs --describe`` output in Kafka's shape or KIP-113's
   (:mod:`rackwise.formats.log_dirs`). The files are parsed on the driver, a large array one
   element at a time, and handed to Spark as Arrow.
+* **One cluster's metadata export** (:func:`read_metadata`): ``PATH/brokers`` and
+  ``PATH/partitions`` as ``rackwise metadata dump --format parquet`` writes them, mapped by
+  :mod:`rackwise.pipeline._metadata_input` (log directories named by their ids, sizes unknown).
 * **A fleet as Parquet** (:func:`read_fleet`): ``DIR/brokers`` and ``DIR/replicas``, the
   datasets ``rackwise pipeline generate`` writes (schemas in :data:`FLEET_BROKERS_DDL` and
   :data:`~rackwise.pipeline.schema.REPLICAS_DDL`), read by Spark where it runs.
@@ -33,6 +36,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StructType
 
 from rackwise.common.errors import InvalidFormatException
+from rackwise.pipeline import _metadata_input as m
 from rackwise.pipeline import _validate as v
 from rackwise.pipeline import schema
 from rackwise.pipeline._json_input import read_json_cluster
@@ -143,40 +147,59 @@ def read_fleet(spark: SparkSession, fleet_dir: StrPath) -> ClusterTables:
     return validate(spark, raw)
 
 
-def check_dataset(path: Path) -> None:
-    """Refuse a fleet dataset that is not a directory (or file) with Parquet data in it,
-    naming it: Spark's own message for an empty directory is a page of stack."""
+def read_metadata(
+    spark: SparkSession, export_dir: StrPath, cluster_id: str = schema.DEFAULT_CLUSTER_ID
+) -> ClusterTables:
+    """One cluster's ``rackwise metadata dump --format parquet`` export (its ``brokers`` and
+    ``partitions`` datasets) as validated tables, named ``cluster_id``."""
+    root = Path(export_dir)
+    brokers_dir, partitions_dir = root / "brokers", root / "partitions"
+    kind = "metadata dataset"
+    brokers = _read_dataset(spark, brokers_dir, m.METADATA_BROKERS_DDL, kind)
+    partitions = _read_dataset(spark, partitions_dir, m.METADATA_PARTITIONS_DDL, kind)
+    raw = RawTables(
+        brokers=m.raw_brokers(brokers, cluster_id, str(brokers_dir)),
+        replicas=m.raw_replicas(partitions, cluster_id, str(partitions_dir)),
+        reported_dirs=m.reported_dirs(brokers, cluster_id, str(brokers_dir)),
+        rejected=spark.createDataFrame([], schema.REJECTED_DDL),
+    )
+    return validate(spark, raw)
+
+
+def check_dataset(path: Path, kind: str = "fleet dataset") -> None:
+    """Refuse a dataset that is not a directory (or file) with Parquet data in it, naming it:
+    Spark's own message for an empty directory is a page of stack."""
     if not path.exists():
-        raise FileNotFoundError(2, "No such fleet dataset", str(path))
+        raise FileNotFoundError(2, f"No such {kind}", str(path))
     if path.is_dir() and not any(
         f.is_file() and not f.name.startswith(("_", ".")) for f in path.rglob("*")
     ):
-        raise InvalidFormatException(f"fleet dataset {path}: no data files in it")
+        raise InvalidFormatException(f"{kind} {path}: no data files in it")
 
 
-def _read_dataset(spark: SparkSession, path: Path, ddl: str) -> DataFrame:
+def _read_dataset(
+    spark: SparkSession, path: Path, ddl: str, kind: str = "fleet dataset"
+) -> DataFrame:
     """A Parquet dataset with at least the columns of ``ddl``, of exactly those types."""
-    check_dataset(path)
+    check_dataset(path, kind)
     try:
         frame = spark.read.parquet(str(path))
     except AnalysisException as error:
         text = str(error).strip()
         first = text.splitlines()[0] if text else type(error).__name__
-        raise InvalidFormatException(
-            f"fleet dataset {path}: not readable as Parquet: {first}"
-        ) from error
+        raise InvalidFormatException(f"{kind} {path}: not readable as Parquet: {first}") from error
     found = {f.name: f.dataType for f in frame.schema.fields}
     wanted = _struct(ddl)
     for expected in wanted.fields:
         actual = found.get(expected.name)
         if actual is None:
             raise InvalidFormatException(
-                f"fleet dataset {path}: missing column {expected.name} "
+                f"{kind} {path}: missing column {expected.name} "
                 f"({expected.dataType.simpleString()})"
             )
         if actual.simpleString() != expected.dataType.simpleString():
             raise InvalidFormatException(
-                f"fleet dataset {path}: column {expected.name} is {actual.simpleString()}, "
+                f"{kind} {path}: column {expected.name} is {actual.simpleString()}, "
                 f"expected {expected.dataType.simpleString()}"
             )
     return frame.select(*(f.name for f in wanted.fields))
