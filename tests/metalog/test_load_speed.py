@@ -16,9 +16,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from rackwise.common.collector import paused_gc
 from rackwise.image import MetadataDelta
 from rackwise.metalog import FileMetadataLog
-from rackwise.metalog.recovery import paused_gc
 from rackwise.records import PartitionChangeRecord, PartitionRecord, TopicRecord
 from tests.metalog.helpers import broker
 

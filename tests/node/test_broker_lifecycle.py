@@ -23,7 +23,7 @@ STALE_BROKER_EPOCH = 77
 def test_control_error_names_kafka_errors() -> None:
     assert control_error(INVALID_REGISTRATION) == "INVALID_REGISTRATION (119)"
     assert control_error(101) == "DUPLICATE_BROKER_REGISTRATION (101)"
-    assert control_error(9999) == "UNKNOWN (9999)"
+    assert control_error(9999) == "UNKNOWN_ERROR_CODE (9999)"
 
 
 def test_fencing_transition_only_on_a_change() -> None:

@@ -49,7 +49,6 @@ Worked example
 
 from __future__ import annotations
 
-import gc
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -57,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from rackwise.common import JavaRandom
+from rackwise.common.collector import paused_gc
 from rackwise.common.errors import RackwiseError
 from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
@@ -100,19 +100,6 @@ METADATA_VERSION_LEVEL: Final = 23
 PartitionChangeRecord v2 (with KIP-966's ELR fields), RegisterBrokerRecord v3 (log dirs)."""
 METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
 """Kafka's ``Uuid.METADATA_TOPIC_ID``, never a topic's id."""
-
-
-@contextmanager
-def _paused_gc() -> Iterator[None]:
-    """The cyclic collector off for the block (a big image is millions of objects and no
-    cycles: each full collection would walk them all again), then back as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class RandomBits(Protocol):
@@ -235,7 +222,7 @@ class Controller:
                 counts[1] += len(batch.records)
                 yield batch.records, batch.base_offset, None
 
-        with _paused_gc():
+        with paused_gc():
             self.state.replay_batches(batches())
         self.state.end_offset = log.end_offset
         return Recovery(None if reader is None else start, counts[0], counts[1])
@@ -287,7 +274,7 @@ class Controller:
         job = self.maybe_begin_snapshot()
         if job is not None:
             try:
-                with _paused_gc():
+                with paused_gc():
                     self.log.write_snapshot(job.image.to_records(), job.end_offset)
             except BaseException:
                 self.snapshot_failed(job)

@@ -8,11 +8,9 @@ allocates but creates no cycles, and the collector's state is restored afterward
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
+from rackwise.common.collector import paused_gc
 from rackwise.image import MetadataDelta, MetadataImage
 from rackwise.metalog.api import MetadataLog, MetadataLogError, SnapshotId
 
@@ -28,18 +26,6 @@ class LoadedImage:
     snapshot_id: SnapshotId | None
     num_snapshot_records: int
     num_log_records: int
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic collector off for the block, then back as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def load_image(log: MetadataLog) -> LoadedImage:

@@ -48,7 +48,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
@@ -74,7 +73,7 @@ from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.isr import IsrManager
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
-from rackwise.protocol import ApiKey, Listener, ProtocolError, Request
+from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 
 LOG: Final = logging.getLogger("rackwise.node.broker")
@@ -90,30 +89,14 @@ MAX_RETRY_BACKOFF_S: Final = 1.0
 CONNECT_TIMEOUT_S: Final = 2.0
 READY_WAIT_S: Final = 10.0
 """The longest a broker told it is unfenced waits for its image to show it before serving."""
-CONTROL_ERROR_NAMES: Final = MappingProxyType(
-    {
-        -1: "UNKNOWN_SERVER_ERROR",
-        7: "REQUEST_TIMED_OUT",
-        35: "UNSUPPORTED_VERSION",
-        41: "NOT_CONTROLLER",
-        42: "INVALID_REQUEST",
-        STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH",
-        101: "DUPLICATE_BROKER_REGISTRATION",
-        BROKER_ID_NOT_REGISTERED: "BROKER_ID_NOT_REGISTERED",
-        104: "INCONSISTENT_CLUSTER_ID",
-        119: "INVALID_REGISTRATION",
-    }
-)
-"""Kafka's names (``Errors``) of the codes a BrokerRegistration or BrokerHeartbeat answer
-may carry."""
 RESERVED_UUIDS: Final = 100
 """Kafka reserves the uuids below 100 (``Uuid.RESERVED``): no directory id takes one."""
 
 
 def control_error(code: int) -> str:
     """A refused registration or heartbeat's error as a log line shows it: Kafka's name and
-    the code (``INVALID_REGISTRATION (119)``); a code not in the table is ``UNKNOWN``."""
-    return f"{CONTROL_ERROR_NAMES.get(code, 'UNKNOWN')} ({code})"
+    the code (``INVALID_REGISTRATION (119)``)."""
+    return f"{error_name(code)} ({code})"
 
 
 def fencing_transition(was_fenced: bool, is_fenced: bool) -> str | None:

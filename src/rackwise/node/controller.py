@@ -63,10 +63,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from rackwise.common.collector import paused_gc
 from rackwise.common.errors import RackwiseError
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, SnapshotJob
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
-from rackwise.metalog.recovery import paused_gc
 from rackwise.net import KafkaServer, start_server
 from rackwise.node import controller_apis as apis
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config

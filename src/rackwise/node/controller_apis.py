@@ -51,7 +51,7 @@ from rackwise.controller.alter_partition import (
     IsrMember,
 )
 from rackwise.image import ConfigResource
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, error_name, make, response_class
 from rackwise.records import ZERO_UUID
 
 NONE: Final = 0
@@ -68,25 +68,9 @@ def _response(body: Any, values: dict[str, Any]) -> Any:
 # ---- brokers ---------------------------------------------------------------------------------
 
 
-ERROR_NAMES: Final = {
-    -1: "UNKNOWN_SERVER_ERROR",
-    0: "NONE",
-    35: "UNSUPPORTED_VERSION",
-    42: "INVALID_REQUEST",
-    44: "POLICY_VIOLATION",
-    77: "STALE_BROKER_EPOCH",
-    101: "DUPLICATE_BROKER_REGISTRATION",
-    102: "BROKER_ID_NOT_REGISTERED",
-    104: "INCONSISTENT_CLUSTER_ID",
-    119: "INVALID_REGISTRATION",
-}
-"""Kafka's names of the error codes a registration or heartbeat may be refused with."""
-
-
 def describe_error(error: ApiError) -> str:
     """``NAME (code): message``, as the controller logs a refusal."""
-    name = ERROR_NAMES.get(error.error_code, "UNKNOWN_ERROR_CODE")
-    text = f"{name} ({error.error_code})"
+    text = f"{error_name(error.error_code)} ({error.error_code})"
     return text if error.message is None else f"{text}: {error.message}"
 
 

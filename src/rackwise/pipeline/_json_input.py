@@ -19,7 +19,6 @@ are not placements and are left out; the replica's current copy carries its dire
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rackwise.common.collector import paused_gc
 from rackwise.common.errors import InvalidFormatException
 from rackwise.formats._json_stream import STREAMED, stream_object
 from rackwise.formats.brokers import parse_broker_list
@@ -41,18 +41,6 @@ _REASSIGNMENT: Final = "reassignment JSON"
 _RECORD_LIMIT: Final = 2000
 _INT32_MIN: Final = -(2**31)
 _INT32_MAX: Final = 2**31 - 1
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (reference counting still frees everything)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def record_json(item: object) -> str:
@@ -368,7 +356,7 @@ def read_json_cluster(
     with its directory and size when ``kafka-log-dirs`` output is given."""
     rejects = Rejects(cluster_id)
     topics = Topics()
-    with gc_paused():
+    with paused_gc():
         with _naming(brokers_path):
             brokers = read_brokers(brokers_path, cluster_id, rejects)
         with _naming(assignment_path):

@@ -44,6 +44,7 @@ from rackwise.protocol.errors import (
     MessageEncodeError,
     ProtocolError,
     UnsupportedVersionException,
+    error_name,
 )
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
@@ -90,6 +91,7 @@ __all__ = [
     "decode_response",
     "encode_request",
     "encode_response",
+    "error_name",
     "field_names",
     "frame",
     "make",

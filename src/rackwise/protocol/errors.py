@@ -8,6 +8,8 @@ used.
 
 from __future__ import annotations
 
+from kio.schema.errors import ErrorCode
+
 from rackwise.common.errors import RackwiseError
 
 
@@ -35,3 +37,12 @@ class MalformedResponseError(ProtocolError):
 class CorrelationIdMismatchException(MalformedResponseError):
     """Kafka's CorrelationIdMismatchException: a response for another request than the one
     awaited. The message is Kafka's."""
+
+
+def error_name(code: int) -> str:
+    """Kafka's name of an error code (``Errors``), e.g. ``DUPLICATE_BROKER_REGISTRATION`` for
+    101; ``UNKNOWN_ERROR_CODE`` for a code Kafka does not define."""
+    try:
+        return ErrorCode(code).name.upper()
+    except ValueError:
+        return "UNKNOWN_ERROR_CODE"
