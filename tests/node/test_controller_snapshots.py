@@ -95,6 +95,11 @@ async def heartbeat_through_a_snapshot(controller: ControllerProcess) -> dict[st
     seen["snapshot_end_offset"] = int(found.group(1))
     seen["snapshot_bytes"] = int(found.group(2))
     seen["snapshot_s"] = float(found.group(3))
+    # The snapshot ended just before the heartbeat after which its log line was seen: count
+    # the heartbeats answered while it was being written (none if it blocked the event loop).
+    written_at = answered[-1]
+    started_at = written_at - seen["snapshot_s"]
+    seen["during"] = sum(1 for t in answered if started_at < t < written_at - 0.05)
     return seen
 
 
@@ -108,9 +113,9 @@ def test_heartbeats_are_answered_while_a_snapshot_is_written(controller_factory:
     assert controller.stop() == 0
 
     # The snapshot took long enough to matter, and the event loop never waited for it.
-    assert seen["snapshot_s"] > 0.2, seen
+    assert seen["snapshot_s"] > 0.1, seen
     assert seen["heartbeats"] >= 10, seen
-    assert seen["max_gap_s"] < seen["snapshot_s"] / 2, seen
+    assert seen["during"] >= 3, seen
     # Writes were committed meanwhile: the snapshot ends where its image did, before them.
     assert seen["created"] == 0
     assert written_end < seen["snapshot_end_offset"] < seen["end_offset"]
