@@ -4,6 +4,7 @@ on free ports of 127.0.0.1, used through kafka-python's and librdkafka's admin c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -255,7 +256,8 @@ def test_brokers_register_with_racks_and_are_unfenced(cluster: Cluster) -> None:
         assert broker.stderr().count(f"broker {broker.node_id} unfenced by the controller") == 1
 
 
-def test_log_directories_carry_meta_properties_as_registered(cluster: Cluster) -> None:
+def registrations(cluster: Cluster) -> dict[int, dict[str, Any]]:
+    """The brokers as the controller's metadata image holds them, by id (``metadata dump``)."""
     dump = subprocess.run(
         [
             sys.executable,
@@ -273,9 +275,11 @@ def test_log_directories_carry_meta_properties_as_registered(cluster: Cluster) -
         check=True,
         timeout=60,
     )
-    import json
+    return {b["broker_id"]: b for b in json.loads(dump.stdout)["image"]["brokers"]}
 
-    registered = {b["broker_id"]: b for b in json.loads(dump.stdout)["image"]["brokers"]}
+
+def test_log_directories_carry_meta_properties_as_registered(cluster: Cluster) -> None:
+    registered = registrations(cluster)
     for node_id, broker in cluster.brokers.items():
         ids = []
         for name in ("data-a", "data-b"):

@@ -4,10 +4,7 @@ SIGKILL (fenced within the session timeout plus a heartbeat, leaderships moved),
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +20,7 @@ from tests.node.test_broker_processes import (
     alive_brokers,
     call,
     eventually,
+    registrations,
     topic_metadata,
 )
 
@@ -39,27 +37,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield running
     finally:
         running.close()
-
-
-def registrations(cluster: Cluster) -> dict[int, dict[str, Any]]:
-    dump = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rackwise.cli.main",
-            "metadata",
-            "dump",
-            "--dir",
-            str(cluster.controller.metadata_dir),
-            "--section",
-            "image",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return {b["broker_id"]: b for b in json.loads(dump.stdout)["image"]["brokers"]}
 
 
 def create_topic(port: int, name: str, partitions: int, replication_factor: int) -> None:
