@@ -1,0 +1,484 @@
+"""Data-path benchmark: produce and consume through real broker processes on 127.0.0.1, beside
+the machine's ceiling measured in the same run.
+
+The ceiling is a minimal asyncio server (this file, ``--ceiling-server``) that reads the same
+Produce frames, appends each to a file and answers with a bare response frame: what Python's
+event loop, the loopback and the file system allow with no Kafka logic at all. The producer
+side is one client, the same for both: pre-encoded Produce requests (v9, one batch of
+``--records-per-batch`` 1 KiB records per partition, the correlation id patched in place), a
+window of requests in flight per connection, per-request latency from send to answer. The
+client decodes nothing while timing; the broker's log end offsets are checked afterwards
+(every record sent must be there), so a fast wrong answer cannot pass.
+
+Figures:
+  ceiling                    MB/s into the ceiling server
+  produce, 1 broker, acks=1  MB/s, latency p50/p99/p99.9, and the ratio to the ceiling
+  produce, RF 3, acks=all    the same, partitions led by three brokers, one connection each
+  consume                    MB/s read back by a confluent-kafka consumer (librdkafka)
+  latency at 10 MB/s         acks=1, the client paced to 10 MB/s: p50/p99/p99.9
+  10,000 partitions          a broker holding 10,000 partitions (3+ files each): start-up time
+                             after a clean and after an unclean shutdown, resident memory,
+                             open file descriptors
+
+    .venv/bin/python bench/data_path.py [--seconds S] [--only ceiling,acks1,rf3,consume,latency,scale]
+        [--json] [--scale-partitions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RECORD_BYTES = 1024
+TOPIC = "bench"
+
+
+# ---- the ceiling server ------------------------------------------------------------------------
+
+
+async def ceiling_server(port: int, path: Path) -> None:
+    """Read frames, append each to ``path``, answer each with an 8-byte frame."""
+    out = path.open("ab", buffering=0)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readexactly(4)
+                (size,) = struct.unpack(">i", head)
+                body = await reader.readexactly(size)
+                out.write(body)
+                writer.write(struct.pack(">ii", 4, struct.unpack_from(">i", body, 4)[0]))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", port)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# ---- the producing client ----------------------------------------------------------------------
+
+
+def produce_frames(topic: str, partitions: Sequence[int], records: int, acks: int) -> bytes:
+    """One Produce v9 request frame with a batch of ``records`` 1 KiB records per partition."""
+    from rackwise.protocol import ApiKey, encode_request, make, request_class
+    from rackwise.storage.batch import build_batch
+
+    value = bytes(range(256)) * (RECORD_BYTES // 256)
+    batch = build_batch(
+        [(None, value, ()) for _ in range(records)], timestamp_ms=int(time.time() * 1000)
+    )
+    body = make(
+        request_class(ApiKey.PRODUCE, 9),
+        {
+            "transactional_id": None,
+            "acks": acks,
+            "timeout": 30_000,
+            "topic_data": [
+                {
+                    "name": topic,
+                    "partition_data": [{"index": p, "records": batch} for p in partitions],
+                }
+            ],
+        },
+    )
+    return encode_request(body, 0, "bench")
+
+
+async def drive(
+    address: tuple[str, int],
+    frame: bytes,
+    seconds: float,
+    *,
+    window: int = 5,
+    rate_bytes_per_s: float | None = None,
+) -> dict[str, Any]:
+    """Send ``frame`` over one connection for ``seconds`` with ``window`` in flight; bytes/s
+    and latencies (seconds)."""
+    reader, writer = await asyncio.open_connection(*address)
+    frame_template = bytearray(frame)
+    sent_at: dict[int, float] = {}
+    latencies: list[float] = []
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    deadline = start + seconds
+    in_flight = asyncio.Semaphore(window)
+    done = asyncio.Event()
+    count = 0
+
+    async def read_answers() -> None:
+        while True:
+            head = await reader.readexactly(4)
+            (size,) = struct.unpack(">i", head)
+            body = await reader.readexactly(size)
+            (correlation,) = struct.unpack_from(">i", body, 0)
+            latencies.append(loop.time() - sent_at.pop(correlation))
+            in_flight.release()
+            if not sent_at and done.is_set():
+                return
+
+    answers = asyncio.create_task(read_answers())
+    correlation = 0
+    while loop.time() < deadline:
+        if rate_bytes_per_s is not None:
+            due = start + count * len(frame) / rate_bytes_per_s
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+        await in_flight.acquire()
+        correlation += 1
+        struct.pack_into(">i", frame_template, 8, correlation)
+        sent_at[correlation] = loop.time()
+        writer.write(bytes(frame_template))
+        await writer.drain()
+        count += 1
+    done.set()
+    if sent_at:
+        await asyncio.wait_for(answers, 60)
+    else:
+        answers.cancel()
+    elapsed = loop.time() - start
+    writer.close()
+    return {"requests": count, "bytes": count * len(frame), "seconds": elapsed, "latencies": latencies}
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    ordered = sorted(latencies)
+    if not ordered:
+        return {"p50_ms": float("nan"), "p99_ms": float("nan"), "p99.9_ms": float("nan")}
+
+    def at(q: float) -> float:
+        return ordered[min(int(q * len(ordered)), len(ordered) - 1)] * 1000
+
+    return {"p50_ms": at(0.50), "p99_ms": at(0.99), "p99.9_ms": at(0.999)}
+
+
+def summary(results: list[dict[str, Any]], records_per_frame: int) -> dict[str, Any]:
+    total = sum(r["bytes"] for r in results)
+    seconds = max(r["seconds"] for r in results)
+    latencies = [x for r in results for x in r["latencies"]]
+    return {
+        "mb_per_s": total / seconds / 1e6,
+        "records": sum(r["requests"] for r in results) * records_per_frame,
+        **percentiles(latencies),
+    }
+
+
+# ---- clusters ----------------------------------------------------------------------------------
+
+
+def rackwise(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rackwise.cli.main", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
+class BenchCluster:
+    def __init__(self, directory: Path, brokers: int, *overrides: str) -> None:
+        self.directory = directory
+        args = ["cluster", "up", "--brokers", str(brokers), "--dir", str(directory), "--json"]
+        for override in overrides:
+            args += ["--override", override]
+        up = rackwise(*args)
+        if up.returncode != 0:
+            raise SystemExit(f"cluster up failed: {up.stderr.strip()}")
+        self.nodes = json.loads(up.stdout)["nodes"]
+
+    @property
+    def brokers(self) -> list[dict[str, Any]]:
+        return [n for n in self.nodes if n["role"] == "broker"]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{b['host']}:{b['port']}" for b in self.brokers)
+
+    def address(self, broker_id: int) -> tuple[str, int]:
+        for b in self.brokers:
+            if int(b["id"]) == broker_id:
+                return str(b["host"]), int(b["port"])
+        raise KeyError(broker_id)
+
+    def down(self) -> None:
+        rackwise("cluster", "down", "--dir", str(self.directory))
+
+
+def create_topic(bootstrap: str, name: str, partitions: int, rf: int, **configs: str) -> dict[int, int]:
+    """Create a topic; its partitions' leaders."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    future = admin.create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=rf, config=configs)],
+        operation_timeout=60,
+    )[name]
+    future.result(timeout=120)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        topic = admin.list_topics(topic=name, timeout=10).topics.get(name)
+        if topic is not None and topic.error is None and len(topic.partitions) == partitions:
+            leaders = {p: m.leader for p, m in topic.partitions.items()}
+            if all(leader >= 0 for leader in leaders.values()) and (
+                rf == 1 or all(len(m.isrs) == rf for m in topic.partitions.values())
+            ):
+                return leaders
+        time.sleep(0.2)
+    raise SystemExit(f"topic {name} did not get leaders")
+
+
+def end_offsets(bootstrap: str, name: str, partitions: int) -> list[int]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-check"})
+    try:
+        return [
+            consumer.get_watermark_offsets(TopicPartition(name, p), timeout=30)[1]
+            for p in range(partitions)
+        ]
+    finally:
+        consumer.close()
+
+
+def consume_rate(bootstrap: str, name: str, partitions: int, total: int) -> dict[str, Any]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-consume",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 10_485_760,
+        }
+    )
+    consumer.assign([TopicPartition(name, p, 0) for p in range(partitions)])
+    got = 0
+    size = 0
+    started = time.monotonic()
+    deadline = started + 300
+    while got < total and time.monotonic() < deadline:
+        for message in consumer.consume(10_000, 0.5):
+            if message.error():
+                continue
+            got += 1
+            size += len(message.value())
+    elapsed = time.monotonic() - started
+    consumer.close()
+    return {"mb_per_s": size / elapsed / 1e6, "records": got, "seconds": elapsed}
+
+
+# ---- sections ----------------------------------------------------------------------------------
+
+
+def run_ceiling(seconds: float, frame: bytes, records: int, work: Path) -> dict[str, Any]:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--ceiling-server", str(work / "ceiling.bin")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[1])
+        result = asyncio.run(drive(("127.0.0.1", port), frame, seconds))
+        return summary([result], records)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+
+
+def run_acks1(seconds: float, records: int, work: Path, rate: float | None = None) -> dict[str, Any]:
+    cluster = BenchCluster(work / "one", 1)
+    try:
+        partitions = 4
+        create_topic(cluster.bootstrap, TOPIC, partitions, 1)
+        frame = produce_frames(TOPIC, range(partitions), records, 1)
+        result = asyncio.run(
+            drive(cluster.address(1), frame, seconds, rate_bytes_per_s=rate)
+        )
+        out = summary([result], records * partitions)
+        stored = sum(end_offsets(cluster.bootstrap, TOPIC, partitions))
+        out["stored_records"] = stored
+        if stored != out["records"]:
+            raise SystemExit(f"sent {out['records']} records, the broker holds {stored}")
+        if rate is None:
+            out["consume"] = consume_rate(cluster.bootstrap, TOPIC, partitions, stored)
+        return out
+    finally:
+        cluster.down()
+
+
+def run_rf3(seconds: float, records: int, work: Path) -> dict[str, Any]:
+    cluster = BenchCluster(work / "three", 3)
+    try:
+        leaders = create_topic(
+            cluster.bootstrap, TOPIC, 3, 3, **{"min.insync.replicas": "2"}
+        )
+        by_leader: dict[int, list[int]] = {}
+        for partition, leader in leaders.items():
+            by_leader.setdefault(leader, []).append(partition)
+
+        async def all_leaders() -> list[dict[str, Any]]:
+            return list(
+                await asyncio.gather(
+                    *(
+                        drive(
+                            cluster.address(leader),
+                            produce_frames(TOPIC, parts, records, -1),
+                            seconds,
+                        )
+                        for leader, parts in by_leader.items()
+                    )
+                )
+            )
+
+        results = asyncio.run(all_leaders())
+        total = 0
+        for (leader, parts), result in zip(by_leader.items(), results, strict=True):
+            total += result["requests"] * records * len(parts)
+        out = summary(results, records)
+        out["records"] = total
+        stored = sum(end_offsets(cluster.bootstrap, TOPIC, 3))
+        if stored != total:
+            raise SystemExit(f"sent {total} records at RF 3, the cluster holds {stored}")
+        out["stored_records"] = stored
+        return out
+    finally:
+        cluster.down()
+
+
+def proc_stats(pid: int) -> dict[str, Any]:
+    rss_kb = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss_kb = int(line.split()[1])
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    return {"rss_mib": rss_kb / 1024, "open_fds": fds}
+
+
+def run_scale(partitions: int, work: Path) -> dict[str, Any]:
+    """A broker with ``partitions`` partitions: start-up clean and unclean, memory, fds."""
+    from confluent_kafka import Producer
+
+    cluster = BenchCluster(work / "scale", 1, "log.segment.bytes=1048576")
+    try:
+        per_topic = 5_000
+        topics = [f"scale-{i}" for i in range((partitions + per_topic - 1) // per_topic)]
+        for name in topics:
+            create_topic(cluster.bootstrap, name, min(per_topic, partitions), 1)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "linger.ms": 50})
+        for name in topics:
+            for p in range(min(per_topic, partitions)):
+                producer.produce(name, value=b"x" * 100, partition=p)
+            producer.poll(0)
+        producer.flush(300)
+        pid_file = cluster.directory / "broker-1.pid"
+        pid = int(pid_file.read_text()) if pid_file.exists() else broker_pid(cluster)
+        loaded = proc_stats(pid)
+        clean = restart_broker(cluster, pid, signal.SIGTERM)
+        unclean = restart_broker(cluster, broker_pid(cluster), signal.SIGKILL)
+        return {"partitions": partitions, **loaded, "restart_clean_s": clean, "restart_unclean_s": unclean}
+    finally:
+        cluster.down()
+
+
+def broker_pid(cluster: BenchCluster) -> int:
+    state = json.loads((cluster.directory / "cluster.json").read_text())
+    for node in state["nodes"]:
+        if node["role"] == "broker":
+            return int(node["pid"])
+    raise SystemExit("no broker pid in cluster.json")
+
+
+def restart_broker(cluster: BenchCluster, pid: int, how: signal.Signals) -> float:
+    """Stop the broker with ``how`` and start it again; seconds from start to serving."""
+    os.kill(pid, how)
+    while Path(f"/proc/{pid}").exists():
+        time.sleep(0.05)
+    started = time.monotonic()
+    up = rackwise("cluster", "up", "--dir", str(cluster.directory), "--json")
+    if up.returncode != 0:
+        raise SystemExit(f"restart failed: {up.stderr.strip()}")
+    return time.monotonic() - started
+
+
+# ---- main --------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ceiling-server", metavar="FILE", help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--records-per-batch", type=int, default=64)
+    parser.add_argument("--only", default="ceiling,acks1,rf3,latency,scale")
+    parser.add_argument("--scale-partitions", type=int, default=10_000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.ceiling_server:
+        asyncio.run(ceiling_server(0, Path(args.ceiling_server)))
+        return 0
+    only = set(args.only.split(","))
+    records = args.records_per_batch
+    out: dict[str, Any] = {"load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="rackwise-bench-") as tmp:
+        work = Path(tmp)
+        frame = produce_frames(TOPIC, range(4), records, 1)
+        if "ceiling" in only:
+            out["ceiling"] = run_ceiling(args.seconds, frame, records * 4, work)
+            report("ceiling", out["ceiling"], args.json)
+        if "acks1" in only:
+            out["acks1"] = run_acks1(args.seconds, records, work)
+            report("produce 1 broker acks=1", out["acks1"], args.json, out.get("ceiling"))
+        if "rf3" in only:
+            out["rf3"] = run_rf3(args.seconds, records, work)
+            report("produce RF 3 acks=all", out["rf3"], args.json, out.get("ceiling"))
+        if "latency" in only:
+            out["latency"] = run_acks1(args.seconds, records, work / "lat", rate=10e6)
+            report("produce at 10 MB/s acks=1", out["latency"], args.json)
+        if "scale" in only:
+            out["scale"] = run_scale(args.scale_partitions, work)
+            report("10,000 partitions", out["scale"], args.json)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    return 0
+
+
+def report(name: str, figures: dict[str, Any], quiet: bool, ceiling: dict[str, Any] | None = None) -> None:
+    if quiet:
+        return
+    parts = []
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            parts.append(f"{key}: " + ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()))
+        else:
+            parts.append(f"{key}={_fmt(value)}")
+    if ceiling is not None and "mb_per_s" in figures:
+        parts.append(f"ratio_to_ceiling={figures['mb_per_s'] / ceiling['mb_per_s']:.2f}")
+    print(f"{name:28s} " + "  ".join(parts), flush=True)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The broker's data-path settings: Kafka's broker keys for replication, fetching, log defaults
+and topic auto-creation, and each topic's effective log settings.
+
+Goals
+    * A broker accepts Kafka's names (``replica.lag.time.max.ms``, ``num.replica.fetchers``,
+      ``replica.selector.class``, ``auto.create.topics.enable``, ``log.segment.bytes``, every
+      broker-level synonym of a topic key...), with Kafka's defaults, and refuses a bad value
+      naming the key.
+    * A topic's settings are its overrides, else the broker's synonyms (``log.segment.bytes``
+      for ``segment.bytes``), else Kafka's default, exactly as DescribeConfigs reports them
+      (the same :class:`~rackwise.controller.configs.ConfigControl` computes both).
+
+Worked example
+    A broker started with ``log.segment.bytes=1048576`` and a topic created with
+    ``retention.ms=60000``: that topic's :class:`~rackwise.storage.log.LogConfig` has
+    ``segment_bytes=1048576`` and ``retention_ms=60000``; another topic gets 1 MiB segments and
+    seven days' retention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from rackwise.controller.config import ControllerConfig
+from rackwise.controller.configs import ConfigControl
+from rackwise.controller.configschema import TOPIC_CONFIGS
+from rackwise.image import MetadataImage
+from rackwise.replica.manager import TopicSettings
+from rackwise.replica.selector import DEFAULT_SELECTOR, SelectorPluginException, load_selector
+from rackwise.storage.log import LogConfig
+
+REPLICA_LAG_TIME_MAX_MS: Final = "replica.lag.time.max.ms"
+REPLICA_FETCH_MAX_BYTES: Final = "replica.fetch.max.bytes"
+REPLICA_FETCH_RESPONSE_MAX_BYTES: Final = "replica.fetch.response.max.bytes"
+REPLICA_FETCH_WAIT_MAX_MS: Final = "replica.fetch.wait.max.ms"
+REPLICA_FETCH_MIN_BYTES: Final = "replica.fetch.min.bytes"
+REPLICA_FETCH_BACKOFF_MS: Final = "replica.fetch.backoff.ms"
+NUM_REPLICA_FETCHERS: Final = "num.replica.fetchers"
+REPLICA_SELECTOR_CLASS: Final = "replica.selector.class"
+AUTO_CREATE_TOPICS_ENABLE: Final = "auto.create.topics.enable"
+PRODUCER_ID_EXPIRATION_MS: Final = "producer.id.expiration.ms"
+LOG_RETENTION_CHECK_INTERVAL_MS: Final = "log.retention.check.interval.ms"
+LOG_FLUSH_SCHEDULER_INTERVAL_MS: Final = "log.flush.scheduler.interval.ms"
+LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: Final = "log.flush.offset.checkpoint.interval.ms"
+HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS: Final = "replica.high.watermark.checkpoint.interval.ms"
+LOG_CLEANER_ENABLE: Final = "log.cleaner.enable"
+LOG_CLEANER_BACKOFF_MS: Final = "log.cleaner.backoff.ms"
+
+_INT_KEYS: Final[dict[str, tuple[int, int]]] = {
+    # key: (Kafka's default, minimum)
+    REPLICA_LAG_TIME_MAX_MS: (30_000, 1),
+    REPLICA_FETCH_MAX_BYTES: (1_048_576, 0),
+    REPLICA_FETCH_RESPONSE_MAX_BYTES: (10_485_760, 0),
+    REPLICA_FETCH_WAIT_MAX_MS: (500, 0),
+    REPLICA_FETCH_MIN_BYTES: (1, 1),
+    REPLICA_FETCH_BACKOFF_MS: (1_000, 0),
+    NUM_REPLICA_FETCHERS: (1, 1),
+    PRODUCER_ID_EXPIRATION_MS: (86_400_000, 1),
+    LOG_RETENTION_CHECK_INTERVAL_MS: (300_000, 1),
+    LOG_FLUSH_SCHEDULER_INTERVAL_MS: (2**63 - 1, 0),
+    LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: (60_000, 0),
+    HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS: (5_000, 1),
+    LOG_CLEANER_BACKOFF_MS: (15_000, 0),
+}
+_BOOL_KEYS: Final[dict[str, bool]] = {AUTO_CREATE_TOPICS_ENABLE: True, LOG_CLEANER_ENABLE: True}
+
+TOPIC_SYNONYM_KEYS: Final = frozenset(
+    synonym for key in TOPIC_CONFIGS.values() for synonym, _ in key.synonyms
+)
+"""The broker-level names of topic keys (``log.segment.bytes``, ``message.max.bytes``...)."""
+DATA_PATH_KEYS: Final = frozenset(
+    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, *TOPIC_SYNONYM_KEYS}
+)
+"""Every key this module reads from a broker's properties."""
+
+
+class DataConfigException(ValueError):
+    """A data-path key with a value Kafka would refuse; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataPathConfig:
+    """A broker's data-path settings (module docstring); field names are the keys'."""
+
+    replica_lag_time_max_ms: int
+    replica_fetch_max_bytes: int
+    replica_fetch_response_max_bytes: int
+    replica_fetch_wait_max_ms: int
+    replica_fetch_min_bytes: int
+    replica_fetch_backoff_ms: int
+    num_replica_fetchers: int
+    producer_id_expiration_ms: int
+    log_retention_check_interval_ms: int
+    log_flush_scheduler_interval_ms: int
+    log_flush_offset_checkpoint_interval_ms: int
+    replica_high_watermark_checkpoint_interval_ms: int
+    log_cleaner_backoff_ms: int
+    auto_create_topics_enable: bool
+    log_cleaner_enable: bool
+    replica_selector_class: str
+
+    @staticmethod
+    def from_properties(props: Mapping[str, str]) -> DataPathConfig:
+        values: dict[str, object] = {}
+        for key, (default, minimum) in _INT_KEYS.items():
+            values[key.replace(".", "_")] = _int(props, key, default, minimum)
+        for key, flag in _BOOL_KEYS.items():
+            values[key.replace(".", "_")] = _bool(props, key, flag)
+        selector = props.get(REPLICA_SELECTOR_CLASS, DEFAULT_SELECTOR).strip() or DEFAULT_SELECTOR
+        try:
+            load_selector(selector)
+        except SelectorPluginException as e:
+            raise DataConfigException(str(e)) from None
+        values["replica_selector_class"] = selector
+        return DataPathConfig(**values)  # type: ignore[arg-type]
+
+
+def _int(props: Mapping[str, str], key: str, default: int, minimum: int) -> int:
+    text = props.get(key)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise DataConfigException(
+            f"Invalid value {text} for configuration {key}: Not a number of type LONG"
+        ) from None
+    if value < minimum:
+        raise DataConfigException(
+            f"Invalid value {value} for configuration {key}: Value must be at least {minimum}"
+        )
+    return value
+
+
+def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
+    text = props.get(key)
+    if text is None or not text.strip():
+        return default
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise DataConfigException(
+            f"Invalid value {text} for configuration {key}: Expected value to be either true "
+            "or false"
+        )
+    return lowered == "true"
+
+
+class TopicSettingsSource:
+    """Each topic's :class:`TopicSettings` from the image and the broker's static keys."""
+
+    def __init__(self, node_id: int, static: Mapping[str, str]) -> None:
+        self._control = ConfigControl(ControllerConfig(node_id=node_id, static=static))
+
+    def __call__(self, image: MetadataImage, topic: str) -> TopicSettings:
+        overrides = image.topic_configs(topic)
+        effective = {
+            entry.name: entry.value
+            for entry in self._control.effective_topic_configs(image, overrides)
+            if entry.value is not None
+        }
+        return TopicSettings(
+            log_config=LogConfig.from_topic_configs(effective),
+            min_insync_replicas=int(effective.get("min.insync.replicas", "1")),
+        )

@@ -1,0 +1,223 @@
+"""A broker's data plane: its logs, its replicas following the metadata image, the fetchers
+that replicate from leaders, the ISR changes it asks for, and the background work of the logs
+(checkpoints, retention, flushes, the cleaner) (Kafka's ``BrokerServer`` wiring of
+``LogManager``, ``ReplicaManager``, ``ReplicaFetcherManager`` and ``AlterPartitionManager``).
+
+Goals
+    * At start, load every partition log found in ``log.dirs`` (recovering those of an unclean
+      shutdown); at stop, flush and checkpoint everything and mark each directory cleanly shut
+      down, so the next start skips recovery.
+    * Each new metadata image is applied at once: replicas become leaders or followers,
+      fetchers follow, waiting requests are checked (a leadership change answers them).
+    * High watermarks are checkpointed every ``replica.high.watermark.checkpoint.interval.ms``,
+      recovery points and log start offsets every ``log.flush.offset.checkpoint.interval.ms``;
+      retention runs every ``log.retention.check.interval.ms``; ``flush.ms`` is checked every
+      ``log.flush.scheduler.interval.ms`` (or every second when a topic sets ``flush.ms``).
+
+Constraints
+    Runs on the broker's request loop: every step is short (one image, one checkpoint, one
+    retention pass) so client requests and the broker's own traffic interleave with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from pathlib import Path
+from typing import Final
+
+from rackwise.image import MetadataImage
+from rackwise.net import KafkaConnection
+from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
+from rackwise.node.isr import IsrChange, is_leader_ready
+from rackwise.node.replica_fetcher import ReplicaFetcherManager
+from rackwise.replica.manager import ReplicaConfig, ReplicaManager
+from rackwise.replica.purgatory import Purgatory
+from rackwise.replica.selector import load_selector
+from rackwise.storage.log import LogConfig
+from rackwise.storage.manager import LogManager
+
+LOG: Final = logging.getLogger("rackwise.node.data")
+
+ISR_CHECK_FRACTION: Final = 2
+"""The ISR is checked every ``replica.lag.time.max.ms`` / this (Kafka's isr-expiration task)."""
+MAX_FLUSH_CHECK_S: Final = 1.0
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class DataPlane:
+    """The broker's logs and replicas (module docstring)."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        log_dirs: list[Path],
+        static: dict[str, str],
+        config: DataPathConfig,
+        *,
+        connect_broker: Callable[[int], Awaitable[KafkaConnection]],
+        broker_epoch: Callable[[], int],
+        clock: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.clock = clock
+        self.broker_epoch = broker_epoch
+        self.settings = TopicSettingsSource(broker_id, static)
+        defaults = self.settings(MetadataImage(), "")
+        self.logs = LogManager(log_dirs, clock=clock, default_config=defaults.log_config)
+        self.replicas = ReplicaManager(
+            ReplicaConfig(broker_id, replica_lag_time_max_ms=config.replica_lag_time_max_ms),
+            self.logs,
+            self.settings,
+            clock,
+        )
+        self.purgatory = Purgatory()
+        self.selector = load_selector(config.replica_selector_class)
+        self.fetchers = ReplicaFetcherManager(
+            broker_id, self.replicas, config, connect_broker, broker_epoch, self.on_change
+        )
+        self.applied: MetadataImage | None = None
+        self.isr_wake: Callable[[], None] = lambda: None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Open every log in ``log.dirs`` (recovery after an unclean shutdown)."""
+        started = time.monotonic()
+        self.logs.startup()
+        LOG.info(
+            "loaded %d partition logs in %.2f s", len(self.logs.logs()), time.monotonic() - started
+        )
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._every(self._hw_interval_s, self.checkpoint_high_watermarks)),
+            asyncio.create_task(self._every(self._offsets_interval_s, self.logs.checkpoint)),
+            asyncio.create_task(self._every(self._retention_interval_s, self.run_retention)),
+            asyncio.create_task(self._every(self._flush_interval_s, self.flush)),
+            asyncio.create_task(self._every(self._isr_interval_s, self.check_isr)),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.fetchers.close()
+        try:
+            self.logs.shutdown()
+        except OSError as e:
+            LOG.error("log shutdown failed (the next start recovers): %s", e)
+
+    def _hw_interval_s(self) -> float:
+        return self.config.replica_high_watermark_checkpoint_interval_ms / 1000
+
+    def _offsets_interval_s(self) -> float:
+        return max(self.config.log_flush_offset_checkpoint_interval_ms, 1_000) / 1000
+
+    def _retention_interval_s(self) -> float:
+        return self.config.log_retention_check_interval_ms / 1000
+
+    def _flush_interval_s(self) -> float:
+        return min(self.config.log_flush_scheduler_interval_ms / 1000, MAX_FLUSH_CHECK_S)
+
+    def _isr_interval_s(self) -> float:
+        return self.config.replica_lag_time_max_ms / ISR_CHECK_FRACTION / 1000
+
+    async def _every(self, interval_s: Callable[[], float], step: Callable[[], object]) -> None:
+        while True:
+            await asyncio.sleep(interval_s())
+            try:
+                step()
+            except Exception:
+                LOG.exception("background step %s failed", getattr(step, "__name__", step))
+
+    # ---- the image -----------------------------------------------------------------------------
+
+    def apply(self, image: MetadataImage) -> None:
+        """Become leader or follower as ``image`` says (module docstring)."""
+        if image is self.applied:
+            return
+        transition = self.replicas.apply_image(image)
+        self.applied = image
+        self.fetchers.update()
+        for key in transition.changed:
+            self.purgatory.check(key)
+        if transition.changed:
+            self.purgatory.check_all()
+        self.isr_wake()
+
+    def on_change(self, key: Hashable) -> None:
+        """A partition's log end, high watermark or log start moved: check what waits on it,
+        and plan the ISR again when a follower outside it has caught up."""
+        self.purgatory.check(key)
+        partition = self.replicas.partitions.get(key)  # type: ignore[call-overload]
+        if partition is not None and partition.is_leader and partition.has_joiner():
+            self.isr_wake()
+
+    # ---- the ISR -------------------------------------------------------------------------------
+
+    def check_isr(self) -> None:
+        self.isr_wake()
+
+    def plan_isr(self, image: MetadataImage) -> list[IsrChange]:
+        """The ISR changes this broker, as leader, wants now (joins and leaves)."""
+        if image is not self.applied:
+            return []
+        epoch = self.broker_epoch()
+        if epoch < 0 or not is_leader_ready(image, self.broker_id, epoch):
+            return []
+        eligible = [
+            b
+            for b, registration in image.brokers.items()
+            if not registration.fenced and not registration.in_controlled_shutdown
+        ]
+        changes = []
+        for (topic, index), isr in self.replicas.isr_wanted(eligible).items():
+            partition = self.replicas.partitions[(topic, index)]
+            state = partition.state
+            changes.append(
+                IsrChange(
+                    state.topic_id,
+                    index,
+                    state.leader_epoch,
+                    state.partition_epoch,
+                    tuple((b, _broker_epoch(image, b)) for b in isr),
+                )
+            )
+        return changes
+
+    # ---- background work ------------------------------------------------------------------
+
+    def checkpoint_high_watermarks(self) -> None:
+        self.logs.checkpoint()
+
+    def run_retention(self) -> None:
+        deleted = self.logs.run_retention(self.clock())
+        if deleted:
+            for key in list(self.replicas.partitions):
+                self.purgatory.check(key)
+
+    def flush(self) -> None:
+        self.logs.flush_dirty(self.clock())
+
+    def default_log_config(self) -> LogConfig:
+        return self.settings(MetadataImage(), "").log_config
+
+
+def _broker_epoch(image: MetadataImage, broker_id: int) -> int:
+    registration = image.brokers.get(broker_id)
+    return -1 if registration is None else registration.broker_epoch
+
+
+async def close_quietly(connection: KafkaConnection | None) -> None:
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            await connection.close()

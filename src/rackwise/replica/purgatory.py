@@ -1,0 +1,104 @@
+"""Requests that wait for a condition (Kafka's ``DelayedOperationPurgatory`` with
+``DelayedProduce`` and ``DelayedFetch``).
+
+Goals
+    A request that cannot be answered yet (acks=all before the high watermark reaches its
+    records, a Fetch with less than ``min_bytes`` available, a DeleteRecords before every
+    replica has moved its log start) registers the condition that completes it under the keys
+    whose changes may complete it (its partitions). Whoever changes a partition (an append, a
+    follower's fetch moving the high watermark, a leadership change) calls :meth:`check` with
+    its key; a timer answers the request at its deadline. Nothing polls.
+
+Constraints
+    One event loop; conditions are plain synchronous callables that must be cheap (they run on
+    every change of their keys). A condition that raises completes the wait (the caller
+    recomputes its answer and meets the error there).
+
+Worked example
+    ``await purgatory.wait([("t", 0)], lambda: log.high_watermark >= 10, 30.0)`` returns True
+    as soon as an append or fetch that moves t-0's high watermark to 10 calls
+    ``purgatory.check(("t", 0))``, or False after 30 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Hashable, Iterable
+from typing import Final
+
+Condition = Callable[[], bool]
+
+MAX_WAIT_S: Final = 300.0
+"""No wait lasts longer, whatever the request asked."""
+
+
+class _Waiter:
+    __slots__ = ("condition", "future", "keys")
+
+    def __init__(self, condition: Condition, future: asyncio.Future[bool], keys: tuple[Hashable, ...]):
+        self.condition = condition
+        self.future = future
+        self.keys = keys
+
+
+class Purgatory:
+    """Waiters keyed by what may complete them (module docstring)."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[Hashable, set[_Waiter]] = {}
+
+    def __len__(self) -> int:
+        return len({w for ws in self._watchers.values() for w in ws})
+
+    async def wait(self, keys: Iterable[Hashable], condition: Condition, timeout_s: float) -> bool:
+        """Whether ``condition`` held before ``timeout_s`` (checked now, then on each
+        :meth:`check` of one of ``keys``)."""
+        if _holds(condition):
+            return True
+        if timeout_s <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(condition, loop.create_future(), tuple(keys))
+        for key in waiter.keys:
+            self._watchers.setdefault(key, set()).add(waiter)
+        try:
+            return await asyncio.wait_for(
+                asyncio.shield(waiter.future), min(timeout_s, MAX_WAIT_S)
+            )
+        except TimeoutError:
+            return False
+        finally:
+            self._forget(waiter)
+            if not waiter.future.done():
+                waiter.future.cancel()
+
+    def check(self, key: Hashable) -> int:
+        """Complete the waiters of ``key`` whose condition now holds; how many."""
+        waiters = self._watchers.get(key)
+        if not waiters:
+            return 0
+        done = [w for w in list(waiters) if not w.future.done() and _holds(w.condition)]
+        for waiter in done:
+            waiter.future.set_result(True)
+            self._forget(waiter)
+        return len(done)
+
+    def check_all(self) -> int:
+        """Check every key (after a metadata change that may affect any of them)."""
+        return sum(self.check(key) for key in list(self._watchers))
+
+    def _forget(self, waiter: _Waiter) -> None:
+        for key in waiter.keys:
+            watchers = self._watchers.get(key)
+            if watchers is None:
+                continue
+            watchers.discard(waiter)
+            if not watchers:
+                del self._watchers[key]
+
+
+def _holds(condition: Condition) -> bool:
+    with contextlib.suppress(Exception):
+        return condition()
+    return True
