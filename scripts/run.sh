@@ -39,6 +39,14 @@ step "A topic placed by the multi-level placer: every partition in three data ce
 step "CreateReplicaPlacement (KIP-879): what the cluster would do, as reassignment JSON"
 "$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --partitions 3 --replication-factor 3
 
+# Records through the cluster, measured as Kafka's perf tools measure them. Off until the
+# brokers store records (Produce and Fetch): uncomment these lines then.
+# step "100,000 records of 1 KiB produced to 'orders' and consumed back"
+# "$BIN/rackwise" producer-perf-test --topic orders --num-records 100000 --record-size 1024 \
+#     --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
+# "$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --topic orders \
+#     --messages 100000 --timeout 30000
+
 step "A fleet of 8 clusters, generated"
 "$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \
     --topology dc=3,rack=2 --seed 7 --out "$RUN_DIR/fleet"

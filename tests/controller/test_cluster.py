@@ -100,14 +100,18 @@ def test_second_incarnation_is_refused_while_the_first_lease_lives() -> None:
     assert broker.fenced and broker.incarnation_id == registration(1, incarnation=1).incarnation_id
 
 
-def test_same_incarnation_amends_keeping_epoch_and_fencing() -> None:
+def test_same_incarnation_amends_with_a_new_epoch_keeping_fencing() -> None:
     controller = new_controller()
     start_brokers(controller, [1])
     epoch = controller.image.brokers[1].broker_epoch
     reply = controller.register_broker(replace(registration(1), rack="/moved"))
-    assert reply.broker_epoch == epoch
+    assert reply.broker_epoch > epoch
+    assert reply.broker_epoch == controller.state.register_offsets[1]
     broker = controller.image.brokers[1]
-    assert (broker.broker_epoch, broker.fenced, broker.rack) == (epoch, False, "/moved")
+    assert (broker.broker_epoch, broker.fenced, broker.rack) == (reply.broker_epoch, False, "/moved")
+    # The epoch it had is stale now: its next heartbeat is refused, and it registers again.
+    with pytest.raises(StaleBrokerEpochException, match=f"but got broker epoch {epoch}"):
+        controller.broker_heartbeat(BrokerHeartbeatRequest(1, epoch, reply.broker_epoch))
 
 
 def test_restart_gets_a_new_epoch_and_leaves_every_isr() -> None:

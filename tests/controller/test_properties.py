@@ -55,10 +55,10 @@ class ControllerMachine(RuleBasedStateMachine):
             assert existing is not None and restart
             assert self.controller.tracker.has_valid_session(broker, self.clock())
             return
+        # Every accepted registration gets a new epoch; the same incarnation keeps its fencing.
+        assert reply.broker_epoch > self.broker_epochs.get(broker, -1)
         if existing is not None and not restart and broker in self.incarnations:
-            assert reply.broker_epoch == existing.broker_epoch
-        else:
-            assert reply.broker_epoch > self.broker_epochs.get(broker, -1)
+            assert self.image.brokers[broker].fenced == existing.fenced
         self.incarnations[broker] = incarnation
         self.broker_epochs[broker] = reply.broker_epoch
 

@@ -10,12 +10,18 @@ import typing
 from typing import Any, Final
 
 import kafka.protocol.admin as kafka_admin
+import kafka.protocol.consumer as kafka_consumer
 import kafka.protocol.metadata as kafka_metadata
+import kafka.protocol.producer as kafka_producer
 from hypothesis import strategies as st
+from kio.static.primitive import Records
 
 from rackwise.protocol import SUPPORTED, message_class
 from rackwise.protocol.specs import OWN_APIS
 from tests.records.strategies import records_of
+
+# kio types its record batches as ``Records`` (bytes) without a strategy of its own.
+st.register_type_strategy(Records, st.binary(max_size=64).map(Records))
 
 FUTURE_TAG: Final = 90
 """The tag of the field a "future" class adds: no message we serve uses it."""
@@ -37,7 +43,7 @@ def every_class(specs: tuple[Any, ...] = tuple(SUPPORTED.values())) -> list[tupl
 def kafka_python_class(api_name: str, kind: str) -> Any:
     """kafka-python's class of an API (``CreateTopics``, ``request``), or None if it has none."""
     name = api_name + ("Request" if kind == "request" else "Response")
-    for module in (kafka_admin, kafka_metadata):
+    for module in (kafka_admin, kafka_metadata, kafka_producer, kafka_consumer):
         found = getattr(module, name, None)
         if found is not None:
             return found

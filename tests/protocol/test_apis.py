@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 from kafka.protocol.api_key import ApiKey as KafkaPythonApiKey
-from kafka.protocol.broker_version_data import infer_broker_version_from_api_versions
+from kafka.protocol.broker_version_data import (
+    BROKER_API_VERSIONS,
+    infer_broker_version_from_api_versions,
+)
 from kio.schema.index import api_key_map
 
 from rackwise.protocol import (
@@ -18,6 +21,7 @@ from rackwise.protocol import (
     negotiate,
     negotiate_with,
 )
+from rackwise.protocol.api_versions import api_version_entries
 from rackwise.protocol.apis import api_name, constant_name
 from tests.protocol.helpers import kafka_python_class
 
@@ -26,6 +30,12 @@ C = frozenset({Listener.CONTROLLER})
 BC = B | C
 EXPECTED = {
     18: ("ApiVersions", 0, 4, BC),
+    0: ("Produce", 3, 13, B),
+    1: ("Fetch", 4, 18, B),
+    2: ("ListOffsets", 1, 10, B),
+    23: ("OffsetForLeaderEpoch", 2, 4, B),
+    21: ("DeleteRecords", 0, 2, B),
+    22: ("InitProducerId", 0, 5, B),
     3: ("Metadata", 0, 13, B),
     60: ("DescribeCluster", 0, 2, B),
     19: ("CreateTopics", 2, 7, BC),
@@ -37,6 +47,7 @@ EXPECTED = {
     62: ("BrokerRegistration", 0, 4, C),
     63: ("BrokerHeartbeat", 0, 1, C),
     56: ("AlterPartition", 2, 3, C),
+    67: ("AllocateProducerIds", 0, 0, C),
     1000: ("CreateReplicaPlacement", 0, 0, BC),
     1001: ("FetchMetadataLog", 0, 0, C),
     1002: ("FetchMetadataSnapshot", 0, 0, C),
@@ -53,21 +64,45 @@ def test_the_effective_table() -> None:
 
 
 def test_each_listener_serves_its_apis() -> None:
-    assert sorted(apis_for(Listener.BROKER)) == [3, 18, 19, 20, 29, 32, 37, 60, 1000]
-    assert sorted(apis_for(Listener.CONTROLLER)) == [
-        18,
-        19,
-        20,
-        32,
-        37,
-        44,
-        56,
-        62,
-        63,
-        1000,
-        1001,
-        1002,
+    assert sorted(apis_for(Listener.BROKER)) == [
+        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 37, 60, 1000)
     ]
+    assert sorted(apis_for(Listener.CONTROLLER)) == [
+        *(18, 19, 20, 32, 37, 44, 56, 62, 63, 67, 1000, 1001, 1002)
+    ]
+
+
+def test_produce_is_advertised_from_0_as_kafka_4_1_does() -> None:
+    """KAFKA-18659: librdkafka before 2.11.1 sends compressed batches only to a broker that
+    lists Produce v0; Kafka 4.1 lists 0-13 and refuses 0-2. Nothing else differs."""
+    advertised = {
+        e["api_key"]: (e["min_version"], e["max_version"])
+        for e in (api_version_entries(Listener.BROKER))
+    }
+    assert advertised[ApiKey.PRODUCE] == (0, 13)
+    assert not SUPPORTED[ApiKey.PRODUCE].supports(2)
+    assert SUPPORTED[ApiKey.PRODUCE].request_class(3).__name__ == "ProduceRequest"
+    others = {k: v for k, v in advertised.items() if k != ApiKey.PRODUCE}
+    assert others == {
+        k: (s.min_version, s.max_version)
+        for k, s in apis_for(Listener.BROKER).items()
+        if k != ApiKey.PRODUCE
+    }
+    controller = api_version_entries(Listener.CONTROLLER)
+    assert [(e["min_version"], e["max_version"]) for e in controller] == [
+        (s.min_version, s.max_version)
+        for s in sorted(apis_for(Listener.CONTROLLER).values(), key=lambda s: s.api_key)
+    ]
+
+
+def test_kafka_4_1_advertises_what_kafka_python_knows_of_it() -> None:
+    """kafka-python's table of what a 4.1 broker lists (from a real one), for every Kafka API
+    we serve to clients."""
+    kafka_4_1 = BROKER_API_VERSIONS[(4, 1)]
+    for entry in api_version_entries(Listener.BROKER):
+        if entry["api_key"] < 1000:
+            expected = kafka_4_1[entry["api_key"]]
+            assert (entry["min_version"], entry["max_version"]) == expected, entry
 
 
 def test_our_api_keys_are_not_kafkas() -> None:
@@ -81,20 +116,28 @@ def test_our_api_keys_are_not_kafkas() -> None:
     assert ApiKey.FETCH_METADATA_SNAPSHOT not in kafka_keys
 
 
-def test_kafka_python_sees_a_3_3_broker() -> None:
-    """kafka-python gates create_topics(-1 partitions) on 2.4+; DescribeAcls is why it sees
-    3.3: without it, the best it could infer from our table is 1.0 (Metadata v5)."""
+def test_kafka_python_sees_a_4_1_broker() -> None:
+    """Produce v13 is kafka-python's mark of 4.1; what it gates on its guess (create_topics
+    with -1 partitions from 2.4, throttling from 2.0, idempotence and record batch v2 from
+    0.11) holds as it did at 3.3, the guess without the data path (DescribeAcls v3)."""
     advertised = {
-        key: (spec.min_version, spec.max_version) for key, spec in apis_for(Listener.BROKER).items()
+        e["api_key"]: (e["min_version"], e["max_version"])
+        for e in api_version_entries(Listener.BROKER)
     }
-    assert infer_broker_version_from_api_versions(advertised) == (3, 3)
-    without_acls = {k: v for k, v in advertised.items() if k != ApiKey.DESCRIBE_ACLS}
-    assert infer_broker_version_from_api_versions(without_acls) == (1, 0)
+    assert infer_broker_version_from_api_versions(advertised) == (4, 1)
+    without_data = {k: v for k, v in advertised.items() if k not in (0, 1, 2, 21, 22, 23)}
+    assert infer_broker_version_from_api_versions(without_data) == (3, 3)
 
 
 # (api, the client's own range) -> the version it ends up sending us.
-LIBRDKAFKA = {  # librdkafka 2.15, rdkafka_request.c / rdkafka_admin.c
+LIBRDKAFKA = {  # librdkafka 2.15, rdkafka_request.c / rdkafka_admin.c / rdkafka_msgset_writer.c
     ApiKey.API_VERSIONS: ((3, 3), 3),
+    ApiKey.PRODUCE: ((3, 10), 10),  # from 3: message format v2 (MSGVER2) is on
+    ApiKey.FETCH: ((4, 16), 16),
+    ApiKey.LIST_OFFSETS: ((0, 7), 7),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ((2, 2), 2),
+    ApiKey.DELETE_RECORDS: ((0, 2), 2),
+    ApiKey.INIT_PRODUCER_ID: ((0, 4), 4),
     ApiKey.METADATA: ((0, 13), 13),
     ApiKey.CREATE_TOPICS: ((0, 4), 4),
     ApiKey.DELETE_TOPICS: ((0, 4), 4),
@@ -103,6 +146,11 @@ LIBRDKAFKA = {  # librdkafka 2.15, rdkafka_request.c / rdkafka_admin.c
 }
 AIOKAFKA = {  # aiokafka 0.14, the request classes it defines
     ApiKey.API_VERSIONS: ((0, 0), 0),
+    ApiKey.PRODUCE: ((0, 7), 7),
+    ApiKey.FETCH: ((1, 11), 11),
+    ApiKey.LIST_OFFSETS: ((0, 3), 3),
+    ApiKey.DELETE_RECORDS: ((0, 2), 2),
+    ApiKey.INIT_PRODUCER_ID: ((0, 0), 0),
     ApiKey.METADATA: ((0, 5), 5),
     ApiKey.CREATE_TOPICS: ((0, 3), 3),
     ApiKey.DELETE_TOPICS: ((0, 3), 3),
@@ -142,8 +190,8 @@ def test_negotiating_with_a_peers_api_versions() -> None:
     assert negotiate_with(ApiKey.BROKER_REGISTRATION, peer) == 3
     with pytest.raises(UnsupportedVersionException, match=r"does not support FETCH_METADATA_LOG$"):
         negotiate_with(ApiKey.FETCH_METADATA_LOG, peer)
-    with pytest.raises(ValueError, match="BUG: api key 1 is not one rackwise speaks"):
-        negotiate(1, 0, 17)
+    with pytest.raises(ValueError, match="BUG: api key 8 is not one rackwise speaks"):
+        negotiate(8, 0, 9)
 
 
 def test_classes_outside_the_range_are_refused() -> None:

@@ -105,6 +105,17 @@ ALTER_PARTITION_RESPONSE_V3 = _hex(f"""
       00                        #   no tags
     00
 """)
+ALLOCATE_PRODUCER_IDS_V0 = _hex("""
+    00000001                    # BrokerId 1
+    000000000000002a            # BrokerEpoch 42
+    00
+""")
+ALLOCATE_PRODUCER_IDS_RESPONSE_V0 = _hex("""
+    00000000 0000               # ThrottleTimeMs, ErrorCode
+    00000000000007d0            # ProducerIdStart 2000
+    000003e8                    # ProducerIdLen 1000
+    00
+""")
 METADATA_V12 = _hex("00 00 00 00  # Topics null, no auto-creation, no operations, no tags")
 METADATA_RESPONSE_V1 = _hex("""
     00000001                    # Brokers: one (int32 count)
@@ -126,7 +137,7 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    0d                          # ApiKeys: twelve
+    0e                          # ApiKeys: thirteen
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
@@ -136,6 +147,7 @@ API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
       0038 0002 0003 00         #   AlterPartition 2-3
       003e 0000 0004 00         #   BrokerRegistration 0-4
       003f 0000 0001 00         #   BrokerHeartbeat 0-1
+      0043 0000 0000 00         #   AllocateProducerIds 0
       03e8 0000 0000 00         #   CreateReplicaPlacement 0
       03e9 0000 0000 00         #   FetchMetadataLog 0
       03ea 0000 0000 00         #   FetchMetadataSnapshot 0
@@ -308,6 +320,22 @@ KAFKA_CASES: list[tuple[str, Any, bytes]] = [
             ],
         ),
         ALTER_PARTITION_RESPONSE_V3,
+    ),
+    (
+        "AllocateProducerIds-v0-request",
+        make(request_class(67, 0), broker_id=1, broker_epoch=42),
+        ALLOCATE_PRODUCER_IDS_V0,
+    ),
+    (
+        "AllocateProducerIds-v0-response",
+        make(
+            response_class(67, 0),
+            throttle_time=0,
+            error_code=0,
+            producer_id_start=2000,
+            producer_id_len=1000,
+        ),
+        ALLOCATE_PRODUCER_IDS_RESPONSE_V0,
     ),
     (
         "Metadata-v12-request",

@@ -15,6 +15,8 @@ from kafka.protocol.admin import (
     CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DescribeAclsRequest,
@@ -24,11 +26,25 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
 )
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
     ApiVersionsResponse,
     MetadataRequest,
     MetadataResponse,
+)
+from kafka.protocol.producer import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
 )
 
 from rackwise.protocol import (
@@ -45,6 +61,8 @@ from rackwise.protocol import (
 from rackwise.protocol.bodies import write_body
 
 TOPIC_ID = uuid.UUID("5e0a8d1b-2c3d-4e5f-8a9b-0c1d2e3f4a5b")
+RECORDS = bytes(range(70))
+"""Stands for a record batch: the protocol layer carries it as bytes."""
 
 
 def _metadata_request(body: Any, version: int) -> None:
@@ -89,6 +107,67 @@ def _describe_acls_request(body: Any, version: int) -> None:
     assert (body.resource_type_filter, body.operation, body.permission_type) == (1, 1, 1)
 
 
+def _topic_key(topic: Any, version: int, first_id_version: int, name: str = "name") -> Any:
+    return topic.topic_id if version >= first_id_version else getattr(topic, name)
+
+
+def _produce_request(body: Any, version: int) -> None:
+    assert (body.transactional_id, body.acks, body.timeout.total_seconds()) == (None, -1, 30)
+    topic = body.topic_data[0]
+    assert _topic_key(topic, version, 13) == (TOPIC_ID if version >= 13 else "orders")
+    assert [(p.index, p.records) for p in topic.partition_data] == [(0, RECORDS), (1, None)]
+
+
+def _fetch_request(body: Any, version: int) -> None:
+    assert (body.min_bytes, body.max_bytes, body.isolation_level) == (1, 52428800, 1)
+    assert body.max_wait.total_seconds() == 0.5
+    topic = body.topics[0]
+    assert _topic_key(topic, version, 13, "topic") == (TOPIC_ID if version >= 13 else "orders")
+    partition = topic.partitions[0]
+    assert (partition.partition, partition.fetch_offset) == (2, 100)
+    assert partition.partition_max_bytes == 1048576
+    if version >= 9:
+        assert partition.current_leader_epoch == 4
+    if version >= 11:
+        assert body.rack_id == "/dc1/r1"
+
+
+def _list_offsets_request(body: Any, version: int) -> None:
+    assert body.replica_id == -1
+    partition = body.topics[0].partitions[0]
+    assert (body.topics[0].name, partition.partition_index, partition.timestamp) == (
+        "orders",
+        0,
+        -2,
+    )
+    if version >= 2:
+        assert body.isolation_level == 1
+    if version >= 4:
+        assert partition.current_leader_epoch == 4
+
+
+def _offset_for_leader_epoch_request(body: Any, version: int) -> None:
+    topic = body.topics[0]
+    partition = topic.partitions[0]
+    assert (topic.topic, partition.partition, partition.leader_epoch) == ("orders", 0, 3)
+    assert partition.current_leader_epoch == 4
+    if version >= 3:
+        assert body.replica_id == -1
+
+
+def _delete_records_request(body: Any, version: int) -> None:
+    topic = body.topics[0]
+    assert [(p.partition_index, p.offset) for p in topic.partitions] == [(0, 42)]
+    assert topic.name == "orders" and body.timeout.total_seconds() == 30
+
+
+def _init_producer_id_request(body: Any, version: int) -> None:
+    assert body.transactional_id is None
+    assert body.transaction_timeout.total_seconds() == 60
+    if version >= 3:
+        assert (body.producer_id, body.producer_epoch) == (-1, -1)
+
+
 def _api_versions_request(body: Any, version: int) -> None:
     if version >= 3:
         assert body.client_software_name == "kafka-python"
@@ -97,6 +176,115 @@ def _api_versions_request(body: Any, version: int) -> None:
 
 # API name -> (a kafka-python request, before its version is set; what we must read of it)
 REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
+    "Produce": (
+        lambda: ProduceRequest(
+            transactional_id=None,
+            acks=-1,
+            timeout_ms=30000,
+            topic_data=[
+                ProduceRequest.TopicProduceData(
+                    name="orders",
+                    topic_id=TOPIC_ID,
+                    partition_data=[
+                        ProduceRequest.TopicProduceData.PartitionProduceData(
+                            index=0, records=RECORDS
+                        ),
+                        ProduceRequest.TopicProduceData.PartitionProduceData(index=1, records=None),
+                    ],
+                )
+            ],
+        ),
+        _produce_request,
+    ),
+    "Fetch": (
+        lambda: FetchRequest(
+            replica_id=-1,
+            max_wait_ms=500,
+            min_bytes=1,
+            max_bytes=52428800,
+            isolation_level=1,
+            session_id=0,
+            session_epoch=-1,
+            topics=[
+                FetchRequest.FetchTopic(
+                    topic="orders",
+                    topic_id=TOPIC_ID,
+                    partitions=[
+                        FetchRequest.FetchTopic.FetchPartition(
+                            partition=2,
+                            current_leader_epoch=4,
+                            fetch_offset=100,
+                            last_fetched_epoch=-1,
+                            log_start_offset=-1,
+                            partition_max_bytes=1048576,
+                        )
+                    ],
+                )
+            ],
+            forgotten_topics_data=[],
+            rack_id="/dc1/r1",
+        ),
+        _fetch_request,
+    ),
+    "ListOffsets": (
+        lambda: ListOffsetsRequest(
+            replica_id=-1,
+            isolation_level=1,
+            topics=[
+                ListOffsetsRequest.ListOffsetsTopic(
+                    name="orders",
+                    partitions=[
+                        ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                            partition_index=0, current_leader_epoch=4, timestamp=-2
+                        )
+                    ],
+                )
+            ],
+            timeout_ms=30000,
+        ),
+        _list_offsets_request,
+    ),
+    "OffsetForLeaderEpoch": (
+        lambda: OffsetForLeaderEpochRequest(
+            replica_id=-1,
+            topics=[
+                OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
+                    topic="orders",
+                    partitions=[
+                        OffsetForLeaderEpochRequest.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                            partition=0, current_leader_epoch=4, leader_epoch=3
+                        )
+                    ],
+                )
+            ],
+        ),
+        _offset_for_leader_epoch_request,
+    ),
+    "DeleteRecords": (
+        lambda: DeleteRecordsRequest(
+            topics=[
+                DeleteRecordsRequest.DeleteRecordsTopic(
+                    name="orders",
+                    partitions=[
+                        DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition(
+                            partition_index=0, offset=42
+                        )
+                    ],
+                )
+            ],
+            timeout_ms=30000,
+        ),
+        _delete_records_request,
+    ),
+    "InitProducerId": (
+        lambda: InitProducerIdRequest(
+            transactional_id=None,
+            transaction_timeout_ms=60000,
+            producer_id=-1,
+            producer_epoch=-1,
+        ),
+        _init_producer_id_request,
+    ),
     "ApiVersions": (
         lambda: ApiVersionsRequest(
             client_software_name="kafka-python", client_software_version="3.0.12"
@@ -278,8 +466,189 @@ def _describe_acls_response(read: Any, version: int) -> None:
     assert read.error_message == "No Authorizer is configured on the broker"
 
 
+def _produce_response(read: Any, version: int) -> None:
+    topic = read.responses[0]
+    assert _topic_key(topic, version, 13) == (TOPIC_ID if version >= 13 else "orders")
+    ok, refused = topic.partition_responses
+    assert (ok.index, ok.error_code, ok.base_offset, ok.log_append_time_ms) == (0, 0, 100, -1)
+    assert (refused.index, refused.error_code) == (1, 6)
+    if version >= 5:
+        assert ok.log_start_offset == 7
+    if version >= 8:
+        assert refused.error_message == "This server is not the leader for that topic-partition."
+    if version >= 10:
+        assert (refused.current_leader.leader_id, refused.current_leader.leader_epoch) == (2, 5)
+        assert [(e.node_id, e.host, e.port) for e in read.node_endpoints] == [(2, "h2", 9092)]
+
+
+def _fetch_response(read: Any, version: int) -> None:
+    topic = read.responses[0]
+    assert _topic_key(topic, version, 13, "topic") == (TOPIC_ID if version >= 13 else "orders")
+    data, fenced = topic.partitions
+    assert (data.partition_index, data.error_code, data.high_watermark) == (2, 0, 120)
+    assert bytes(data.records) == RECORDS
+    assert (fenced.partition_index, fenced.error_code) == (3, 74)
+    if version >= 5:
+        assert data.log_start_offset == 7
+    if version >= 7:
+        assert read.session_id == 0
+    if version >= 12:
+        assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (3, 90)
+        assert fenced.current_leader.leader_id == 2
+    if version >= 16:
+        assert [(e.node_id, e.host, e.port) for e in read.node_endpoints] == [(2, "h2", 9092)]
+
+
+def _list_offsets_response(read: Any, version: int) -> None:
+    partition = read.topics[0].partitions[0]
+    assert (partition.partition_index, partition.error_code, partition.offset) == (0, 0, 55)
+    if version >= 4:
+        assert partition.leader_epoch == 4
+
+
+def _offset_for_leader_epoch_response(read: Any, version: int) -> None:
+    partition = read.topics[0].partitions[0]
+    assert (partition.partition, partition.leader_epoch, partition.end_offset) == (0, 3, 90)
+
+
+def _delete_records_response(read: Any, version: int) -> None:
+    partition = read.topics[0].partitions[0]
+    assert (partition.partition_index, partition.low_watermark, partition.error_code) == (0, 42, 0)
+
+
+def _init_producer_id_response(read: Any, version: int) -> None:
+    assert (read.error_code, read.producer_id, read.producer_epoch) == (0, 1000, 0)
+
+
+ENDPOINTS = [{"node_id": 2, "host": "h2", "port": 9092, "rack": None}]
+
 # API name -> (kafka-python's response class, our values, what kafka-python must read)
 RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
+    "Produce": (
+        ProduceResponse,
+        {
+            "throttle_time": 0,
+            "responses": [
+                {
+                    "name": "orders",
+                    "topic_id": TOPIC_ID,
+                    "partition_responses": [
+                        {
+                            "index": 0,
+                            "error_code": 0,
+                            "base_offset": 100,
+                            "log_append_time": -1,
+                            "log_start_offset": 7,
+                            "record_errors": [],
+                        },
+                        {
+                            "index": 1,
+                            "error_code": 6,
+                            "base_offset": -1,
+                            "log_append_time": -1,
+                            "record_errors": [],
+                            "error_message": (
+                                "This server is not the leader for that topic-partition."
+                            ),
+                            "current_leader": {"leader_id": 2, "leader_epoch": 5},
+                        },
+                    ],
+                }
+            ],
+            "node_endpoints": ENDPOINTS,
+        },
+        _produce_response,
+    ),
+    "Fetch": (
+        FetchResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "session_id": 0,
+            "responses": [
+                {
+                    "topic": "orders",
+                    "topic_id": TOPIC_ID,
+                    "partitions": [
+                        {
+                            "partition_index": 2,
+                            "error_code": 0,
+                            "high_watermark": 120,
+                            "last_stable_offset": 120,
+                            "log_start_offset": 7,
+                            "diverging_epoch": {"epoch": 3, "end_offset": 90},
+                            "aborted_transactions": [],
+                            "records": RECORDS,
+                        },
+                        {
+                            "partition_index": 3,
+                            "error_code": 74,
+                            "high_watermark": -1,
+                            "current_leader": {"leader_id": 2, "leader_epoch": 5},
+                            "aborted_transactions": None,
+                            "records": None,
+                        },
+                    ],
+                }
+            ],
+            "node_endpoints": ENDPOINTS,
+        },
+        _fetch_response,
+    ),
+    "ListOffsets": (
+        ListOffsetsResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": "orders",
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "error_code": 0,
+                            "timestamp": -1,
+                            "offset": 55,
+                            "leader_epoch": 4,
+                        }
+                    ],
+                }
+            ],
+        },
+        _list_offsets_response,
+    ),
+    "OffsetForLeaderEpoch": (
+        OffsetForLeaderEpochResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "topic": "orders",
+                    "partitions": [
+                        {"error_code": 0, "partition": 0, "leader_epoch": 3, "end_offset": 90}
+                    ],
+                }
+            ],
+        },
+        _offset_for_leader_epoch_response,
+    ),
+    "DeleteRecords": (
+        DeleteRecordsResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": "orders",
+                    "partitions": [{"partition_index": 0, "low_watermark": 42, "error_code": 0}],
+                }
+            ],
+        },
+        _delete_records_response,
+    ),
+    "InitProducerId": (
+        InitProducerIdResponse,
+        {"throttle_time": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0},
+        _init_producer_id_response,
+    ),
     "Metadata": (
         MetadataResponse,
         {
@@ -441,9 +810,8 @@ def test_our_api_versions_responses_decode_in_kafka_python(version: int) -> None
     )
     assert read.error_code == 0
     advertised = {k.api_key: (k.min_version, k.max_version) for k in read.api_keys}
-    assert advertised == {
-        k: (s.min_version, s.max_version) for k, s in apis_for(Listener.BROKER).items()
-    }
+    assert advertised == {k: s.advertised_range for k, s in apis_for(Listener.BROKER).items()}
+    assert advertised[0] == (0, 13)  # Produce, as Kafka 4.1 lists it (KAFKA-18659)
     if version >= 3:
         # KAFKA-17492: below v4 a feature whose lowest level is 0 is left out.
         names = [f.name for f in read.supported_features]

@@ -119,8 +119,18 @@ def test_api_versions_with_a_malformed_software_name_is_invalid_request() -> Non
             "Error parsing request header. Our best guess of the apiKey is: 4242",
         ),
         (
-            encode_request_header(0, 9, 9, "c", 1),
+            encode_request_header(8, 9, 9, "c", 2),
             Listener.BROKER,
+            "Received request api key OFFSET_COMMIT with version 9 which is not enabled",
+        ),
+        (
+            encode_request_header(0, 2, 9, "c", 1),
+            Listener.BROKER,
+            "Received request api key PRODUCE with version 2 which is not enabled",
+        ),
+        (
+            encode_request_header(0, 9, 9, "c", 2),
+            Listener.CONTROLLER,
             "Received request api key PRODUCE with version 9 which is not enabled",
         ),
         (
@@ -147,6 +157,8 @@ def test_api_versions_with_a_malformed_software_name_is_invalid_request() -> Non
     ids=[
         "unknown-key",
         "kafka-key-not-served",
+        "produce-advertised-from-0-accepted-from-3",
+        "data-api-on-controller",
         "broker-api-on-controller",
         "controller-api-on-broker",
         "version-too-new",

@@ -18,6 +18,7 @@ from rackwise.records import (
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    ProducerIdsRecord,
     RegisterBrokerRecord,
     RemoveTopicRecord,
     TopicRecord,
@@ -272,6 +273,16 @@ CASES: list[tuple[str, Any, bytes]] = [
             "02 11 02",  # LogDirs, 17 bytes, 1 uuid
             UUID_5,
         ),
+    ),
+    (
+        "ProducerIdsRecord v0",
+        ProducerIdsRecord(broker_id=1, broker_epoch=10, next_producer_id=2000),
+        h("01 0f 00", "00000001", "000000000000000a", "00000000000007d0", "00"),
+    ),
+    (
+        "ProducerIdsRecord v0, as a snapshot writes it",
+        ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=1000),
+        h("01 0f 00", "ffffffff", "ffffffffffffffff", "00000000000003e8", "00"),
     ),
     ("NoOpRecord v0", NoOpRecord(), h("01 14 00", "00")),
 ]

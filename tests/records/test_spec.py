@@ -22,6 +22,7 @@ KAFKA_API_KEYS = {
     "UnfenceBrokerRecord": 8,
     "RemoveTopicRecord": 9,
     "FeatureLevelRecord": 12,
+    "ProducerIdsRecord": 15,
     "BrokerRegistrationChangeRecord": 17,
     "NoOpRecord": 20,
 }

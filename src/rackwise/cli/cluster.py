@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from rackwise.cli._table import render
+from rackwise.cli.broker import add_override_arguments
 from rackwise.node.cluster import (
     DEFAULT_DIR,
     DEFAULT_START_TIMEOUT_S,
@@ -20,6 +21,7 @@ from rackwise.node.cluster import (
     parse_racks,
     up,
 )
+from rackwise.node.config import parse_overrides
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +54,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"how long to wait for the brokers (default {DEFAULT_START_TIMEOUT_S:g})",
     )
     start.add_argument("--json", action="store_true", help="print cluster.json instead of a table")
+    add_override_arguments(
+        start,
+        "a setting for every node whose role knows the key (a broker's key to the brokers, a "
+        "controller's to the controller, a common key to both), written into each node's "
+        "server.properties when it is first created; repeatable",
+    )
     start.set_defaults(run=run_up)
     stop = actions.add_parser(
         "down",
@@ -75,6 +83,7 @@ def _progress(ready: int, total: int) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    overrides = parse_overrides(args.override, args.non_options)
     states = up(
         Path(args.dir),
         num_brokers=args.brokers,
@@ -82,6 +91,7 @@ def run_up(args: argparse.Namespace) -> int:
         placer=args.placer,
         timeout_s=args.timeout,
         progress=_progress,
+        overrides=overrides,
     )
     if args.json:
         print(json.dumps(cluster_document(states)))

@@ -1,10 +1,13 @@
-"""``rackwise controller start --config FILE``: run a controller process (KIP-631) until
-SIGTERM or SIGINT. It prints one ready line on stdout once it listens (see
-:mod:`rackwise.node.process`) and logs to stderr."""
+"""``rackwise controller start --config FILE [--override KEY=VALUE]...``: run a controller
+process (KIP-631) until SIGTERM or SIGINT. It prints one ready line on stdout once it listens
+(see :mod:`rackwise.node.process`) and logs to stderr. ``--override`` is Kafka's
+``kafka-server-start.sh --override``: the setting wins over the file's."""
 
 from __future__ import annotations
 
 import argparse
+
+from rackwise.cli.broker import add_override_arguments
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,10 +22,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     start.add_argument(
         "--config", required=True, metavar="FILE", help="the node's .properties file"
     )
+    add_override_arguments(
+        start, "a setting that wins over the file's (kafka-server-start.sh --override); repeatable"
+    )
     start.set_defaults(run=run_start)
 
 
 def run_start(args: argparse.Namespace) -> int:
+    from rackwise.node.config import parse_overrides  # noqa: PLC0415
     from rackwise.node.controller import run_controller  # noqa: PLC0415
 
-    return run_controller(args.config)
+    overrides = parse_overrides(args.override, args.non_options)
+    if not overrides:
+        return run_controller(args.config)
+    # node.controller.run_controller takes the overrides once it reads them
+    return run_controller(args.config, overrides)  # type: ignore[call-arg]

@@ -24,6 +24,14 @@ SUBCOMMANDS = {
     "cluster": ("rackwise.cli.cluster", "start or stop a local cluster of processes"),
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
+    "producer-perf-test": (
+        "rackwise.cli.producer_perf",
+        "measure producer throughput and latency (kafka-producer-perf-test.sh)",
+    ),
+    "consumer-perf-test": (
+        "rackwise.cli.consumer_perf",
+        "measure consumer throughput (kafka-consumer-perf-test.sh)",
+    ),
 }
 
 

@@ -15,13 +15,16 @@ network layer drives a :class:`Controller` one call at a time.
 * :mod:`~rackwise.controller.configs`: :class:`ConfigControl`, topic and broker configurations.
 * :mod:`~rackwise.controller.placing`: which brokers a placer sees; KIP-879's
   CreateReplicaPlacement.
+* :mod:`~rackwise.controller.producer_ids`: :class:`ProducerIdControl`, blocks of producer ids
+  for brokers (AllocateProducerIds).
 * :mod:`~rackwise.controller.state`: :class:`ControllerState`, the image and what the controller
   derives from the records, and the replay that applies them.
 * :mod:`~rackwise.controller.messages`: requests and replies; :mod:`~rackwise.controller.errors`:
   Kafka's error codes.
 
-What is logged and what is not: registrations, fencing, topics, partitions and configs are
-records; heartbeat times and applied offsets are soft state and never enter the log.
+What is logged and what is not: registrations, fencing, topics, partitions, configs and
+producer id blocks are records; heartbeat times and applied offsets are soft state and never
+enter the log.
 """
 
 from rackwise.controller.clock import Clock, ManualClock
@@ -47,6 +50,7 @@ from rackwise.controller.errors import (
     StaleBrokerEpochException,
     TopicDeletionDisabledException,
     TopicExistsException,
+    UnknownServerException,
     UnknownTopicIdException,
     UnknownTopicOrPartitionException,
     UnsupportedVersionException,
@@ -76,6 +80,7 @@ from rackwise.controller.messages import (
     Listener,
 )
 from rackwise.controller.partition_change import Election, build_partition_change
+from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
 from rackwise.controller.quorum import (
     MAX_RECORDS_PER_USER_OP,
     METADATA_VERSION_LEVEL,
@@ -133,6 +138,8 @@ __all__ = [
     "MetadataLogLike",
     "PartitionIndex",
     "PolicyViolationException",
+    "ProducerIdControl",
+    "ProducerIdsBlock",
     "Recovery",
     "ReplicationControl",
     "SnapshotJob",
@@ -140,6 +147,7 @@ __all__ = [
     "TopicDeletionDisabledException",
     "TopicExistsException",
     "TopicPolicyRequest",
+    "UnknownServerException",
     "UnknownTopicIdException",
     "UnknownTopicOrPartitionException",
     "UnsupportedVersionException",

@@ -9,12 +9,24 @@ afresh, every broker with a new lease, when a controller activates.
 
 A registration's epoch is the offset of the batch that holds its RegisterBrokerRecord; the
 broker is unfenced by its first heartbeat that reports having applied the offset of that
-record itself (which comes after any records the registration also wrote).
+record itself (which comes after any records the registration also wrote). Every accepted
+registration gets a new epoch, as Kafka's up to 3.7 (3.8 keeps the epoch of a re-registering
+incarnation, KAFKA-16952): a registration that reuses a live broker's incarnation id to
+advertise another address or rack makes the real broker's next heartbeat STALE_BROKER_EPOCH,
+and the broker registers again, restoring its own. The same incarnation keeps its fencing and
+controlled shutdown, as in Kafka 3.8, so that registering again moves no leadership.
+
+Sessions (soft state, never logged): the connection each broker registered on, given by the
+network layer as an opaque token. A heartbeat that asks to be fenced or to shut down is
+accepted only on that connection, so that an anonymous client that knows a broker's epoch
+cannot stop it; a heartbeat that asks for nothing is accepted from anywhere, as in Kafka.
+Anyone who can reach the controller listener can still register a broker (PLAINTEXT has no
+authentication), and so take over a broker id until the broker registers again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
@@ -65,12 +77,16 @@ class ClusterControl:
         self.config = config
         self.tracker = tracker
         self.replication = replication
+        self._sessions: dict[int, object] = {}
+        """Broker id -> the connection token its registration came on (module docstring)."""
 
     # ---- soft state ------------------------------------------------------------------------
 
     def activate(self, image: MetadataImage, now_ms: int) -> None:
-        """Start heartbeat tracking afresh: every registered broker gets a lease from now."""
+        """Start heartbeat tracking afresh: every registered broker gets a lease from now (and
+        no session: a broker asking to be fenced or to shut down registers again first)."""
         self.tracker.clear()
+        self._sessions.clear()
         for broker_id, registration in image.brokers.items():
             self.tracker.register(broker_id, registration.fenced, now_ms)
 
@@ -174,11 +190,13 @@ class ClusterControl:
         *,
         next_offset: int,
         now_ms: int,
+        session: object | None = None,
     ) -> BrokerRegistrationResponse:
-        """Register (or amend the registration of) a broker (Kafka's ``registerBroker``). A new
-        incarnation gets the epoch ``next_offset`` (the offset its batch will start at) and
-        starts fenced; the same incarnation keeps its epoch and fencing. While another
-        incarnation's lease is alive the registration is refused."""
+        """Register (or amend the registration of) a broker (Kafka's ``registerBroker``). Every
+        accepted registration gets the epoch ``next_offset`` (the offset its batch will start
+        at); a new incarnation starts fenced, the same one keeps its fencing and controlled
+        shutdown. While another incarnation's lease is alive the registration is refused.
+        ``session`` (the connection it came on) becomes the broker's session."""
         image = state.image
         self._check_request(image, request)
         existing = image.brokers.get(request.broker_id)
@@ -192,13 +210,14 @@ class ClusterControl:
             )
         features = self._features(image, request)
         is_new = existing is None or existing.incarnation_id != request.incarnation_id
+        epoch = next_offset
         if is_new:
             self.replication.handle_broker_unclean_shutdown(state, request.broker_id, records)
-            epoch, fenced, shutting_down = next_offset, True, False
+            fenced, shutting_down = True, False
         else:
             assert existing is not None
-            epoch = existing.broker_epoch
             fenced, shutting_down = existing.fenced, existing.in_controlled_shutdown
+        self._sessions[request.broker_id] = session
         records.append(
             RegisterBrokerRecord(
                 broker_id=request.broker_id,
@@ -257,10 +276,13 @@ class ClusterControl:
         records: list[Any],
         *,
         now_ms: int,
+        session: object | None = None,
     ) -> BrokerHeartbeatResponse:
         """A heartbeat (Kafka's ``processBrokerHeartbeat``): renew the lease, record the
         applied offset, and move the broker to its next state, with the records that takes
-        (unfence and elect; fence and move leaderships; begin a controlled shutdown)."""
+        (unfence and elect; fence and move leaderships; begin a controlled shutdown). Asking
+        to be fenced or to shut down from a ``session`` other than the registration's is
+        refused (STALE_BROKER_EPOCH: the broker registers again on its connection)."""
         broker_id = request.broker_id
         register_offset = state.register_offsets.get(broker_id)
         if register_offset is None:
@@ -268,6 +290,7 @@ class ClusterControl:
                 f"Receive a heartbeat from broker {broker_id} before registration"
             )
         self.check_broker_epoch(state.image, broker_id, request.broker_epoch)
+        self._check_session(request, session)
         if broker_id not in self.tracker:
             raise RackwiseError(f"BUG: registered broker {broker_id} has no heartbeat state")
         current, following = self.tracker.next_state(
@@ -301,6 +324,25 @@ class ClusterControl:
             is_in_controlled_shutdown=following.in_controlled_shutdown,
             should_shut_down=following.should_shut_down or told_to_stop,
         )
+
+    def _check_session(self, request: BrokerHeartbeatRequest, session: object | None) -> None:
+        if session is None or not (request.want_fence or request.want_shut_down):
+            return
+        if self._sessions.get(request.broker_id) is not session:
+            raise StaleBrokerEpochException(
+                f"Broker {request.broker_id} may ask to be fenced or to shut down only on the "
+                "connection it registered on; it must register again on this one"
+            )
+
+    def note_heartbeats(self, image: MetadataImage, heard: Mapping[int, int], now_ms: int) -> None:
+        """Renew the leases of the unfenced brokers whose heartbeats (broker id -> epoch, of
+        the current registration) arrived but are not processed yet (Kafka's lockless
+        ``trackBrokerHeartbeat``): a busy controller does not fence a broker it has not yet
+        had time to answer."""
+        for broker_id, epoch in heard.items():
+            registration = image.brokers.get(broker_id)
+            if registration is not None and registration.broker_epoch == epoch:
+                self.tracker.note_contact(broker_id, now_ms)
 
     def maybe_fence_one_stale_broker(
         self, state: ControllerState, records: list[Any], *, now_ms: int

@@ -19,6 +19,13 @@ UNKNOWN_SERVER_ERROR: Final = -1
 """Kafka's ``Errors.UNKNOWN_SERVER_ERROR``: an error that has no code of its own."""
 
 
+class UnknownServerException(RackwiseError):
+    """Kafka's UNKNOWN_SERVER_ERROR (-1) where Kafka throws it by name: a condition with no
+    code of its own (every producer id handed out)."""
+
+    error_code = UNKNOWN_SERVER_ERROR
+
+
 class UnknownTopicOrPartitionException(RackwiseError, LookupError):
     """Kafka's UNKNOWN_TOPIC_OR_PARTITION (3): no topic of that name."""
 
@@ -71,8 +78,8 @@ class TopicDeletionDisabledException(RackwiseError):
 
 
 class StaleBrokerEpochException(RackwiseError):
-    """Kafka's STALE_BROKER_EPOCH (77): a heartbeat from a registration that is not the current
-    one (or from a broker that never registered)."""
+    """Kafka's STALE_BROKER_EPOCH (77): a heartbeat, ISR change or producer id request from a
+    registration that is not the current one (or from a broker that never registered)."""
 
     error_code = 77
 

@@ -125,6 +125,16 @@ class BrokerHeartbeatTracker:
         else:
             self._unfenced[broker_id] = state
 
+    def note_contact(self, broker_id: int, now_ms: int) -> None:
+        """Count a contact at ``now_ms`` from an unfenced broker, keeping its fencing and
+        applied offset (a heartbeat that arrived and waits to be processed)."""
+        state = self._brokers.get(broker_id)
+        if state is None or state.fenced or now_ms <= state.last_contact_ms:
+            return
+        state.last_contact_ms = now_ms
+        self._unfenced.pop(broker_id, None)
+        self._unfenced[broker_id] = state
+
     def fence(self, broker_id: int) -> None:
         """Take away the broker's lease (it stays tracked, fenced)."""
         state = self._brokers.get(broker_id)

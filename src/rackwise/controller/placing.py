@@ -43,6 +43,7 @@ from rackwise.controller.messages import (
     CreateReplicaPlacementRequest,
     CreateReplicaPlacementResponse,
 )
+from rackwise.controller.topics import check_partitions_per_request
 from rackwise.image import MetadataImage
 from rackwise.placement import BrokerInfo, ClusterView, PlacementSpec, ReplicaPlacer
 
@@ -105,10 +106,12 @@ def create_replica_placement(
     creating a topic. With ``node_ids`` exactly those brokers are used (a fenced one as a
     follower only, with a fencing-aware placer); without, the candidates of
     :func:`placement_candidates`. ``force_simple_placement`` uses Kafka's rack-unaware
-    assignment."""
+    assignment. More than the partitions bound of a CreateTopics request is refused before
+    anything is placed."""
     try:
         if request.num_partitions <= 0:
             raise InvalidPartitionsException("Number of partitions must be larger than 0.")
+        check_partitions_per_request(request.num_partitions)
         chosen = simple_placer if request.force_simple_placement else placer
         if request.node_ids:
             view = ClusterView(all_brokers(image))

@@ -83,6 +83,7 @@ from rackwise.controller.messages import (
     DescribeConfigsResult,
 )
 from rackwise.controller.placing import create_replica_placement
+from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, ReplayBatch
 from rackwise.image import ConfigResource, MetadataImage
@@ -167,6 +168,7 @@ class Controller:
             self.config, self.configs, self.placer, self._new_topic_id
         )
         self.cluster = ClusterControl(self.config, self.tracker, self.replication)
+        self.producer_ids = ProducerIdControl()
         self.recovery = self._recover()
         self.epoch = max(log.latest_epoch, 0) + 1
         self.cluster.activate(self.state.image, self.clock())
@@ -350,8 +352,11 @@ class Controller:
 
     # ---- brokers ---------------------------------------------------------------------------
 
-    def register_broker(self, request: BrokerRegistrationRequest) -> BrokerRegistrationResponse:
-        """BrokerRegistration; raises the typed error of a refused registration."""
+    def register_broker(
+        self, request: BrokerRegistrationRequest, *, session: object | None = None
+    ) -> BrokerRegistrationResponse:
+        """BrokerRegistration (``session``: the connection it came on); raises the typed error
+        of a refused registration."""
         records: list[Any] = []
         response = self.cluster.handle_broker_registration(
             self.state,
@@ -359,15 +364,19 @@ class Controller:
             records,
             next_offset=self.state.end_offset,
             now_ms=self.clock(),
+            session=session,
         )
         self._commit([records])
         return response
 
-    def broker_heartbeat(self, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
-        """BrokerHeartbeat; raises StaleBrokerEpochException for an unknown registration."""
+    def broker_heartbeat(
+        self, request: BrokerHeartbeatRequest, *, session: object | None = None
+    ) -> BrokerHeartbeatResponse:
+        """BrokerHeartbeat; raises StaleBrokerEpochException for an unknown registration (or
+        a fence or shutdown asked outside the registration's ``session``)."""
         records: list[Any] = []
         response = self.cluster.handle_broker_heartbeat(
-            self.state, request, records, now_ms=self.clock()
+            self.state, request, records, now_ms=self.clock(), session=session
         )
         last = self._commit([records])
         if response.is_in_controlled_shutdown:
@@ -380,10 +389,14 @@ class Controller:
         self.cluster.handle_unregister_broker(self.state, broker_id, records)
         self._user_write(records)
 
-    def maybe_fence_stale_brokers(self, now_ms: int | None = None) -> list[int]:
+    def maybe_fence_stale_brokers(
+        self, now_ms: int | None = None, *, heard: Mapping[int, int] | None = None
+    ) -> list[int]:
         """Fence every broker whose lease has run out at ``now_ms`` (default: the clock), one
-        commit each; the ids fenced, in order."""
+        commit each, after renewing the leases of ``heard`` (broker id -> epoch of heartbeats
+        that arrived and wait to be processed); the ids fenced, in order."""
         now = self.clock() if now_ms is None else now_ms
+        self.cluster.note_heartbeats(self.state.image, heard or {}, now)
         fenced: list[int] = []
         while True:
             records: list[Any] = []
@@ -440,6 +453,17 @@ class Controller:
         results = self.replication.alter_partition(self.state, request, records)
         self._commit([records])
         return results
+
+    def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> ProducerIdsBlock:
+        """AllocateProducerIds: the next block of producer ids for a broker, written to the
+        log; raises StaleBrokerEpochException for a requester that is not the current
+        registration."""
+        records: list[Any] = []
+        block = self.producer_ids.handle_allocate_producer_ids(
+            self.state, broker_id, broker_epoch, records
+        )
+        self._commit([records])
+        return block
 
     # ---- topics ----------------------------------------------------------------------------
 

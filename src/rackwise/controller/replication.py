@@ -68,11 +68,14 @@ from rackwise.controller.placing import place
 from rackwise.controller.state import ControllerState, TopicIdPartition
 from rackwise.controller.topics import (
     DUPLICATE_NAME,
+    added_partitions,
     check_manual_assignment,
     check_new_topic_name,
+    check_partitions_per_request,
     initial_isr,
     partition_record,
     request_level_errors,
+    requested_partitions,
 )
 from rackwise.image import ConfigResource, MetadataImage
 from rackwise.placement import ReplicaPlacer
@@ -132,7 +135,9 @@ class ReplicationControl:
         records: list[Any],
     ) -> list[CreatableTopicResult]:
         """One result per distinct name, in request order; the records of every topic that
-        succeeded are appended to ``records`` (the caller drops them for validate-only)."""
+        succeeded are appended to ``records`` (the caller drops them for validate-only). A
+        request over the partitions bound is refused as a whole before anything is placed."""
+        check_partitions_per_request(requested_partitions(topics, self.config.num_partitions))
         errors = request_level_errors((t.name for t in topics), creating=True)
         results: dict[str, CreatableTopicResult] = {}
         for topic in topics:
@@ -152,9 +157,9 @@ class ReplicationControl:
         self, state: ControllerState, topic: CreatableTopic, made: list[Any]
     ) -> CreatableTopicResult:
         image = state.image
-        check_new_topic_name(topic.name, state.collision_names)
-        if topic.name in image.topics_by_name:
+        if topic.name in image.topics_by_name:  # before the collision check, as Kafka answers
             raise TopicExistsException(f"Topic '{topic.name}' already exists.")
+        check_new_topic_name(topic.name, state.collision_names)
         self.configs.check_topic_configs(topic.configs)
         overrides = {k: v for k, v in topic.configs.items() if v is not None}
         if topic.assignments:
@@ -262,7 +267,9 @@ class ReplicationControl:
         topics: Sequence[CreatePartitionsTopic],
         records: list[Any],
     ) -> list[CreatePartitionsTopicResult]:
-        """New partitions for each topic, placed after its last one (or as given)."""
+        """New partitions for each topic, placed after its last one (or as given); a request
+        adding more than the partitions bound is refused as a whole first."""
+        check_partitions_per_request(added_partitions(state.image, topics))
         errors = request_level_errors((t.name for t in topics), creating=False)
         results: dict[str, CreatePartitionsTopicResult] = {}
         for topic in topics:

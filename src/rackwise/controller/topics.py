@@ -1,12 +1,18 @@
 """Building blocks of the topic commands: checking a manual assignment, the records of a new
-partition, and the request-level checks Kafka makes before the controller sees a request
-(``ControllerApis``: duplicate names, the metadata topic)."""
+partition, the request-level checks Kafka makes before the controller sees a request
+(``ControllerApis``: duplicate names, the metadata topic), and the bound on the partitions one
+request may create, checked before any work is done (Kafka's
+``validateTotalNumberOfPartitions``: 10,000, POLICY_VIOLATION "Excessively large number of
+partitions per request."). The bound counts what a request asks for, not what would succeed:
+a topic's ``num_partitions`` (the default for -1) or the length of its manual assignment; for
+CreatePartitions, each topic's new total less its current count; for KIP-879's
+CreateReplicaPlacement, its ``NumPartitions``."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from rackwise.common import InvalidRequestException
 from rackwise.controller.brokers import default_dir, is_active
@@ -14,7 +20,9 @@ from rackwise.controller.errors import (
     ApiError,
     InvalidReplicaAssignmentException,
     InvalidTopicException,
+    PolicyViolationException,
 )
+from rackwise.controller.messages import USE_DEFAULT, CreatableTopic, CreatePartitionsTopic
 from rackwise.controller.names import (
     CLUSTER_METADATA_TOPIC,
     has_collision_chars,
@@ -26,6 +34,46 @@ from rackwise.records.constants import LEADER_RECOVERED
 from rackwise.records.metadata import PartitionRecord
 
 DUPLICATE_NAME = "Duplicate topic name."
+MAX_PARTITIONS_PER_REQUEST: Final = 10_000
+"""Kafka's ``MAX_PARTITIONS_PER_BATCH``: the most partitions one request may create."""
+EXCESSIVE_PARTITIONS: Final = "Excessively large number of partitions per request."
+
+
+def check_partitions_per_request(num_partitions: int) -> None:
+    """Refuse a request that would create more than :data:`MAX_PARTITIONS_PER_REQUEST`
+    partitions (a POLICY_VIOLATION for the whole request, as Kafka's)."""
+    if num_partitions > MAX_PARTITIONS_PER_REQUEST:
+        raise PolicyViolationException(EXCESSIVE_PARTITIONS)
+
+
+def requested_partitions(topics: Iterable[CreatableTopic], default_num_partitions: int) -> int:
+    """The partitions a CreateTopics request asks for (Kafka's count: an assignment's length,
+    else ``num_partitions``, the default for -1, nothing for an invalid count)."""
+    total = 0
+    for topic in topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == USE_DEFAULT:
+            total += default_num_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    return total
+
+
+def added_partitions(image: MetadataImage, topics: Iterable[CreatePartitionsTopic]) -> int:
+    """The partitions a CreatePartitions request would add: each existing topic's new count
+    less its current one (unknown topics and decreases add none; a name given twice counts
+    once, as it is answered once)."""
+    total = 0
+    seen: set[str] = set()
+    for topic in topics:
+        if topic.name in seen:
+            continue
+        seen.add(topic.name)
+        current = image.topic(topic.name)
+        if current is not None:
+            total += max(topic.count - len(current.partitions), 0)
+    return total
 
 
 def request_level_errors(names: Iterable[str], *, creating: bool) -> dict[str, ApiError]:

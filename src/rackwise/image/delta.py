@@ -49,6 +49,7 @@ from rackwise.records.constants import (
     IN_CONTROLLED_SHUTDOWN,
     NO_FENCING_CHANGE,
     NO_LEADER_CHANGE,
+    NO_NEXT_PRODUCER_ID,
     NO_RECOVERY_STATE_CHANGE,
     TOPIC_RESOURCE,
     UNFENCE,
@@ -86,6 +87,7 @@ class MetadataDelta:
         self._partitions: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
         self._configs: dict[ConfigResource, Any] | None = None
         self._changed_configs: set[ConfigResource] = set()
+        self._next_producer_id = image.next_producer_id
 
     def replay(self, record: Any) -> None:
         """Apply one record (any version of any metadata record type)."""
@@ -134,6 +136,7 @@ class MetadataDelta:
             topics_by_id=_view(topics_by_id, base.topics_by_id),
             topics_by_name=_view(topics_by_name, base.topics_by_name),
             configs=configs,
+            next_producer_id=self._next_producer_id,
         )
         self._reset(image)
         return image
@@ -332,6 +335,20 @@ class MetadataDelta:
         else:
             features[record.name] = record.feature_level
 
+    def _producer_ids(self, record: Any) -> None:
+        """A block of producer ids handed out: the next one starts at ``next_producer_id``,
+        which only ever grows (Kafka's controller refuses a replay that does not)."""
+        current = self._next_producer_id
+        if record.next_producer_id < 0 or (
+            current != NO_NEXT_PRODUCER_ID and record.next_producer_id <= current
+        ):
+            raise _fail(
+                record,
+                f"the next producer id must be above the current one ({current}) and not "
+                "negative",
+            )
+        self._next_producer_id = record.next_producer_id
+
     def _no_op(self, record: Any) -> None:
         """Nothing to apply: a NoOpRecord only moves the log's offset on."""
 
@@ -388,6 +405,7 @@ _BY_NAME: Final[dict[str, Callable[[MetadataDelta, Any], None]]] = {
     "RemoveTopicRecord": MetadataDelta._remove_topic,
     "FeatureLevelRecord": MetadataDelta._feature_level,
     "BrokerRegistrationChangeRecord": MetadataDelta._broker_registration_change,
+    "ProducerIdsRecord": MetadataDelta._producer_ids,
     "NoOpRecord": MetadataDelta._no_op,
 }
 _HANDLERS: Final[dict[type, Callable[[MetadataDelta, Any], None]]] = {

@@ -1,7 +1,8 @@
 """The metadata image: the cluster as the records so far describe it, as immutable values.
 
 Modelled on Kafka's ``org.apache.kafka.image.MetadataImage``: features, the cluster (brokers),
-topics (by id and by name, each with its partitions) and configs. Every part is written back out
+topics (by id and by name, each with its partitions), configs and the start of the next block
+of producer ids (Kafka's ``ProducerIdsImage``). Every part is written back out
 as records by :meth:`MetadataImage.to_records`, which is what a snapshot holds; replaying those
 records onto the empty image gives an equal image.
 
@@ -24,11 +25,18 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from rackwise.records.constants import METADATA_VERSION_FEATURE, TOPIC_RESOURCE
+from rackwise.records.constants import (
+    METADATA_VERSION_FEATURE,
+    NO_BROKER,
+    NO_BROKER_EPOCH,
+    NO_NEXT_PRODUCER_ID,
+    TOPIC_RESOURCE,
+)
 from rackwise.records.metadata import (
     ConfigRecord,
     FeatureLevelRecord,
     PartitionRecord,
+    ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
 )
@@ -74,6 +82,10 @@ class MetadataImage:
     topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=_empty)
     topics_by_name: Mapping[str, TopicImage] = field(default_factory=_empty)
     configs: Mapping[ConfigResource, Mapping[str, str]] = field(default_factory=_empty)
+    next_producer_id: int = NO_NEXT_PRODUCER_ID
+    """The first producer id of the next block the controller hands out;
+    :data:`~rackwise.records.constants.NO_NEXT_PRODUCER_ID` before the first (which starts
+    at 0)."""
 
     @property
     def num_partitions(self) -> int:
@@ -94,9 +106,10 @@ class MetadataImage:
                 yield topic, topic.partitions[partition_id]
 
     def to_records(self) -> list[Any]:
-        """The image as records, in the order a snapshot holds them: features
+        """The image as records, in the order a snapshot holds them (Kafka's): features
         (``metadata.version`` first), brokers by id, each topic by name followed by its
-        partitions by id, then configs by resource and key."""
+        partitions by id, configs by resource and key, then the next producer id block's start
+        (a ProducerIdsRecord of no broker, once a block has been handed out)."""
         records: list[Any] = []
         for name in sorted(self.features, key=lambda n: (n != METADATA_VERSION_FEATURE, n)):
             records.append(FeatureLevelRecord(name=name, feature_level=self.features[name]))
@@ -116,5 +129,13 @@ class MetadataImage:
                     value=keys[key],
                 )
                 for key in sorted(keys)
+            )
+        if self.next_producer_id != NO_NEXT_PRODUCER_ID:
+            records.append(
+                ProducerIdsRecord(
+                    broker_id=NO_BROKER,
+                    broker_epoch=NO_BROKER_EPOCH,
+                    next_producer_id=self.next_producer_id,
+                )
             )
         return records

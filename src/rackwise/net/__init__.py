@@ -16,6 +16,12 @@ Server (:mod:`~rackwise.net.server`)
     connection are handled one at a time, in order (as Kafka does); open several connections
     for concurrency (a long poll and heartbeats). Malformed frames get Kafka's answer (an error
     response or a closed connection), decided by :func:`rackwise.protocol.decode_request`.
+    Each connection yields to the others after each request; ``limits=ServerLimits(...)``
+    (:mod:`~rackwise.net.limits`: ``connections.max.idle.ms``, ``queued.max.request.bytes``,
+    ``max.connections``, ``max.connections.per.ip``) bounds what clients may hold, and
+    :func:`current_connection` tells a handler which connection its request came on.
+    :func:`start_threaded_server` (:mod:`~rackwise.net.io_thread`) serves the sockets on a
+    thread of their own and hands each request to the handler on the caller's loop.
 
 Client (:mod:`~rackwise.net.client`)
     ``conn = await KafkaConnection.connect(host, port, timeout_s=10.0, client_id="rackwise",
@@ -44,13 +50,35 @@ from rackwise.net.errors import (
     NetworkException,
     RequestTimedOutException,
 )
-from rackwise.net.server import DEFAULT_HOST, NO_RESPONSE, Handler, KafkaServer, start_server
+from rackwise.net.io_thread import ArrivalHook, ThreadedKafkaServer, start_threaded_server
+from rackwise.net.limits import (
+    NO_IDLE_TIMEOUT,
+    SERVER_LIMIT_KEYS,
+    UNBOUNDED,
+    UNLIMITED_CONNECTIONS,
+    ServerLimits,
+)
+from rackwise.net.server import (
+    DEFAULT_HOST,
+    NO_RESPONSE,
+    ClientConnection,
+    Handler,
+    KafkaServer,
+    current_connection,
+    start_server,
+)
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
     "DEFAULT_HOST",
     "DEFAULT_REQUEST_TIMEOUT_S",
+    "NO_IDLE_TIMEOUT",
     "NO_RESPONSE",
+    "SERVER_LIMIT_KEYS",
+    "UNBOUNDED",
+    "UNLIMITED_CONNECTIONS",
+    "ArrivalHook",
+    "ClientConnection",
     "CloseConnection",
     "DisconnectException",
     "Handler",
@@ -58,5 +86,9 @@ __all__ = [
     "KafkaServer",
     "NetworkException",
     "RequestTimedOutException",
+    "ServerLimits",
+    "ThreadedKafkaServer",
+    "current_connection",
     "start_server",
+    "start_threaded_server",
 ]

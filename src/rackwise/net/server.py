@@ -1,5 +1,5 @@
 """An asyncio server speaking Kafka's protocol on one listener (Kafka's ``SocketServer`` with
-its ``Processor``s and the request channel, in one event loop).
+its ``Acceptor``, ``Processor``s and the request channel, in one event loop).
 
 Goals
     Accept connections on ``host:port`` (127.0.0.1 unless told otherwise), cut each stream into
@@ -7,25 +7,39 @@ Goals
     a :class:`~rackwise.protocol.Request` to the handler and send back what it returns. Bad
     input never takes the server down: what the protocol layer says to close is closed, a
     handler that raises closes its connection (one log line), and every other connection keeps
-    being served.
+    being served. No client gets more than its share (:mod:`rackwise.net.limits`).
 
 Constraints
-    * Requests of one connection are handled one at a time and answered in order: as Kafka
-      mutes a channel while its request is in flight, the next frame is not decoded before the
-      previous response is written. Concurrency comes from connections: a peer that wants a
-      long poll (FetchMetadataLog) and heartbeats at once opens two.
-    * Bounded buffering: a connection holds at most one frame being received (at most
-      ``max_request_bytes``, Kafka's ``socket.request.max.bytes``) plus one read chunk, and
-      reading stops while a request is handled or a response waits for the peer to drain it.
-    * Shutdown closes the listening socket, then every connection; handlers in progress are
-      cancelled. Nothing here uses threads.
+    * One request per connection in processing: as Kafka mutes a channel while its request is
+      in flight, the next frame is not read before the previous response is written.
+      Concurrency comes from connections: a peer that wants a long poll (FetchMetadataLog) and
+      heartbeats at once opens two.
+    * Fair: after each request the connection yields to the event loop, so a connection that
+      pipelines requests as fast as they are answered takes its turn with the others instead
+      of starving them (a new connection's ApiVersions waits for one request of each busy
+      connection, not for all of their queues).
+    * Bounded: a frame larger than ``max_request_bytes`` (Kafka's ``socket.request.max.bytes``)
+      closes its connection before its body is read; a frame's body is read only once the
+      listener's memory pool grants its size (``queued.max.request.bytes``); a connection
+      silent for ``connections.max.idle.ms``, even in the middle of a frame, is closed; a
+      connection beyond ``max.connections`` or ``max.connections.per.ip`` is closed as it is
+      accepted. While the process has no file descriptor left, accepting pauses (connections
+      wait in the listen backlog) and is retried; each kind of refusal is logged once per
+      interval, with the number refused since the previous line.
+    * Handlers may ask :func:`current_connection` which connection their request came on (the
+      controller binds a broker's registration to it).
+    * Shutdown closes the listening sockets, then every connection; handlers in progress are
+      cancelled. Nothing here uses threads (:mod:`rackwise.net.io_thread` runs a server on a
+      thread of its own).
 
 Algorithm
-    One task per connection: read a chunk, feed the :class:`~rackwise.protocol.FrameDecoder`;
-    for each frame, decode it: a ``Close`` ends the connection (logged at INFO, as Kafka logs a
-    request it cannot parse), a ``Reply`` is written as is, a ``Request`` goes to the handler.
-    The handler returns the response message (of the request's API and version), or
-    :data:`NO_RESPONSE` to send nothing, or raises :class:`~rackwise.net.errors.CloseConnection`.
+    One accept task per listening socket (``loop.sock_accept``), one task per connection:
+    read the 4-byte size, check it, wait for the pool when the frame is large, read the body
+    (in chunks, each counting as activity), decode it: a ``Close`` ends the connection (logged
+    at INFO, as Kafka logs a request it cannot parse), a ``Reply`` is written as is, a
+    ``Request`` goes to the handler. The handler returns the response message (of the
+    request's API and version), or :data:`NO_RESPONSE` to send nothing, or raises
+    :class:`~rackwise.net.errors.CloseConnection`. A sweeper task closes idle connections.
 
 Worked example
     ``server = await start_server(handler, Listener.CONTROLLER, port=0)`` binds a free port of
@@ -39,11 +53,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
-from collections.abc import Awaitable, Callable
+import socket
+import struct
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.logsafe import loggable
 from rackwise.net.errors import CloseConnection
+from rackwise.net.limits import ConnectionQuotas, LogThrottle, MemoryPool, ServerLimits
 from rackwise.protocol import (
     DEFAULT_MAX_REQUEST_BYTES,
     Close,
@@ -53,14 +74,26 @@ from rackwise.protocol import (
     Request,
     api_name,
     decode_request,
-    encode_response,
+    encode_response_buffers,
 )
 
 LOG: Final = logging.getLogger("rackwise.net")
 DEFAULT_HOST: Final = "127.0.0.1"
 """Where a listener without a host binds."""
 READ_CHUNK_BYTES: Final = 65_536
-"""The most bytes read from a connection at once."""
+"""The most bytes of a large frame read at once."""
+LISTEN_BACKLOG: Final = 100
+"""Connections the system queues before they are accepted (asyncio's default)."""
+ACCEPT_RETRY_DELAY_S: Final = 0.1
+"""The pause before accepting again after the process ran out of file descriptors."""
+SWEEP_MAX_INTERVAL_S: Final = 1.0
+SWEEP_MIN_INTERVAL_S: Final = 0.01
+"""Bounds of the idle sweeper's period (a quarter of the idle timeout, within them)."""
+CLOSE_WAIT_S: Final = 1.0
+RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+"""``accept`` failures that mean the process or the system is out of descriptors or memory."""
+_SIZE: Final = struct.Struct(">i")
+_CURRENT: ContextVar[ClientConnection | None] = ContextVar("rackwise_connection", default=None)
 
 
 class _NoResponse:
@@ -77,6 +110,37 @@ Handler = Callable[[Request], Awaitable[Any]]
 """``async def handler(request) -> response message | NO_RESPONSE``."""
 
 
+@dataclass(eq=False, slots=True)
+class ClientConnection:
+    """A connection as its handlers see it; two are the same only if they are the same object
+    (a reconnecting peer is a new connection)."""
+
+    connection_id: int
+    """Unique per server, in order of acceptance."""
+    peer: str
+    """``ip:port`` of the peer."""
+    ip: str
+
+
+def current_connection() -> ClientConnection | None:
+    """The connection whose request the calling task is handling (None outside a handler)."""
+    return _CURRENT.get()
+
+
+@dataclass(eq=False, slots=True)
+class _Client:
+    """A connection's state as the server tracks it."""
+
+    connection: ClientConnection
+    last_active: float
+    """Loop time of the last byte read or written."""
+    is_busy: bool = False
+    """A request of this connection is being handled (not idle, whatever the time)."""
+    frame_bytes: int = 0
+    """The size of the frame being received (0 between frames)."""
+    writer: asyncio.StreamWriter | None = field(default=None, repr=False)
+
+
 class KafkaServer:
     """One listener's server (see the module docstring). Build it with :func:`start_server`,
     or construct and :meth:`start`; :meth:`close` ends it. Usable as an async context manager."""
@@ -90,6 +154,7 @@ class KafkaServer:
         port: int = 0,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         name: str | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.handler = handler
         self.listener = listener
@@ -97,19 +162,31 @@ class KafkaServer:
         self.requested_port = port
         self.max_request_bytes = max_request_bytes
         self.name = name or listener.value
-        self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self.limits = limits or ServerLimits()
+        self.pool = MemoryPool(self.limits.queued_max_request_bytes)
+        self._quotas = ConnectionQuotas(
+            self.limits.max_connections, self.limits.max_connections_per_ip
+        )
+        self._throttle: LogThrottle | None = None
+        self._sockets: list[socket.socket] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._clients: dict[asyncio.Task[None], _Client] = {}
+        self._next_id = 0
         self._closed = asyncio.Event()
 
     # ---- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
         """Bind and start accepting (raises OSError if the address is taken)."""
-        if self._server is not None:
+        if self._sockets:
             raise RuntimeError(f"BUG: the {self.name} server is already started")
-        self._server = await asyncio.start_server(
-            self._accept, self.host, self.requested_port, reuse_address=True
-        )
+        loop = asyncio.get_running_loop()
+        self._throttle = LogThrottle(self.limits.log_interval_s, loop.time)
+        self._sockets = await _listen(self.host, self.requested_port)
+        self._tasks = [loop.create_task(self._accept_loop(sock)) for sock in self._sockets]
+        timeout_s = self.limits.idle_timeout_s
+        if timeout_s is not None:
+            self._tasks.append(loop.create_task(self._sweep_idle(timeout_s)))
 
     @property
     def port(self) -> int:
@@ -119,14 +196,14 @@ class KafkaServer:
     @property
     def address(self) -> tuple[str, int]:
         """``(host, port)`` bound."""
-        if self._server is None or not self._server.sockets:
+        if not self._sockets:
             raise RuntimeError(f"BUG: the {self.name} server is not started")
-        sockname = self._server.sockets[0].getsockname()
+        sockname = self._sockets[0].getsockname()
         return str(sockname[0]), int(sockname[1])
 
     @property
     def num_connections(self) -> int:
-        return len(self._connections)
+        return len(self._clients)
 
     async def close(self) -> None:
         """Stop accepting, close every connection (cancelling handlers in progress), and wait
@@ -134,96 +211,212 @@ class KafkaServer:
         if self._closed.is_set():
             return
         self._closed.set()
-        if self._server is not None:
-            self._server.close()
-        tasks = list(self._connections)
+        tasks = self._tasks + list(self._clients)
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 5.0)
+        for sock in self._sockets:
+            sock.close()
 
     async def wait_closed(self) -> None:
         """Return once :meth:`close` has been called."""
         await self._closed.wait()
 
     async def __aenter__(self) -> KafkaServer:
-        if self._server is None:
+        if not self._sockets:
             await self.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    # ---- accepting -----------------------------------------------------------------------
+
+    async def _accept_loop(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                accepted, address = await loop.sock_accept(sock)
+            except OSError as e:
+                if self._closed.is_set():
+                    return
+                self._accept_failed(e)
+                if e.errno in RESOURCE_ERRNOS:
+                    await asyncio.sleep(ACCEPT_RETRY_DELAY_S)
+                continue
+            self._admit(accepted, address)
+
+    def _accept_failed(self, error: OSError) -> None:
+        unlogged = self._due(f"accept-{error.errno}")
+        if unlogged is None:
+            return
+        if error.errno in RESOURCE_ERRNOS:
+            LOG.warning(
+                "%s: cannot accept connections: %s (errno %s); they wait in the listen "
+                "backlog, accepting again every %.1f s%s",
+                self.name,
+                error.strerror,
+                error.errno,
+                ACCEPT_RETRY_DELAY_S,
+                _since_last(unlogged, "failed attempts"),
+            )
+        else:
+            LOG.warning(
+                "%s: accept failed: %s%s", self.name, error, _since_last(unlogged, "failures")
+            )
+
+    def _admit(self, sock: socket.socket, address: Any) -> None:
+        ip, peer = _address(address)
+        if self._closed.is_set():
+            sock.close()
+            return
+        refusal = self._quotas.try_open(ip)
+        if refusal is not None:
+            sock.close()
+            unlogged = self._due("quota")
+            if unlogged is not None:
+                LOG.info(
+                    "%s: rejected the connection from %s: %s%s",
+                    self.name,
+                    peer,
+                    refusal,
+                    _since_last(unlogged, "rejected"),
+                )
+            return
+        self._next_id += 1
+        connection = ClientConnection(self._next_id, peer, ip)
+        loop = asyncio.get_running_loop()
+        client = _Client(connection, loop.time())
+        task = loop.create_task(self._run(sock, client))
+        self._clients[task] = client
+
+    def _due(self, kind: str) -> int | None:
+        assert self._throttle is not None
+        return self._throttle.due(kind)
+
     # ---- connections ---------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is None or self._closed.is_set():
-            writer.close()
-            return
-        self._connections.add(task)
-        peer = _peer(writer)
+    async def _run(self, sock: socket.socket, client: _Client) -> None:
+        _CURRENT.set(client.connection)
+        peer = client.connection.peer
+        writer: asyncio.StreamWriter | None = None
         try:
-            await self._serve(reader, writer, peer)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            client.writer = writer
+            await self._serve(reader, writer, client)
         except asyncio.CancelledError:
             pass
-        except (ConnectionError, OSError) as e:
+        except (ConnectionError, OSError, asyncio.IncompleteReadError) as e:
             LOG.debug("%s: connection from %s lost: %s", self.name, peer, e)
         finally:
-            self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            task = asyncio.current_task()
+            if task is not None:
+                self._clients.pop(task, None)
+            self._quotas.close(client.connection.ip)
+            if writer is None:
+                sock.close()
+            else:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(writer.wait_closed(), CLOSE_WAIT_S)
 
     async def _serve(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: _Client
     ) -> None:
-        decoder = FrameDecoder(self.max_request_bytes)
+        loop = asyncio.get_running_loop()
         while True:
-            chunk = await reader.read(READ_CHUNK_BYTES)
-            if not chunk:
+            head = await _read_or_eof(reader, _SIZE.size)
+            if head is None:
                 return
-            frames = decoder.feed(chunk)
-            for data in frames.frames:
-                if not await self._answer(data, writer, peer):
+            client.last_active = loop.time()
+            close = FrameDecoder(self.max_request_bytes).feed(head).close
+            if close is not None:
+                self._log_close(client, close)
+                return
+            (size,) = _SIZE.unpack(head)
+            client.frame_bytes = size
+            granted = self.pool.needs_grant(size)
+            if granted:
+                await self.pool.reserve(size)
+            try:
+                body = await self._read_body(reader, client, size)
+                client.frame_bytes = 0
+                if body is None or not await self._answer(body, writer, client):
                     return
-            if frames.close is not None:
-                self._log_close(peer, frames.close)
-                return
+            finally:
+                if granted:
+                    self.pool.release(size)
+            await asyncio.sleep(0)  # let the other connections take their turn
 
-    async def _answer(self, data: bytes, writer: asyncio.StreamWriter, peer: str) -> bool:
+    async def _read_body(
+        self, reader: asyncio.StreamReader, client: _Client, size: int
+    ) -> bytes | None:
+        """The frame's ``size`` bytes, or None when the peer closed first."""
+        if size <= READ_CHUNK_BYTES:
+            return await _read_or_eof(reader, size)
+        loop = asyncio.get_running_loop()
+        body = bytearray()
+        while len(body) < size:
+            chunk = await reader.read(min(size - len(body), READ_CHUNK_BYTES))
+            if not chunk:
+                return None
+            body += chunk
+            client.last_active = loop.time()
+        return bytes(body)
+
+    async def _answer(self, data: bytes, writer: asyncio.StreamWriter, client: _Client) -> bool:
         """Handle one frame; False when the connection must close."""
         outcome = decode_request(data, self.listener)
+        del data
         if isinstance(outcome, Close):
-            self._log_close(peer, outcome)
+            self._log_close(client, outcome)
             return False
         if isinstance(outcome, Reply):
-            LOG.debug("%s: %s from %s refused: %s", self.name, outcome.header, peer, outcome.reason)
-            writer.write(outcome.frame)
-            await writer.drain()
+            LOG.debug(
+                "%s: %s from %s refused: %s",
+                self.name,
+                loggable(outcome.header),
+                client.connection.peer,
+                loggable(outcome.reason),
+            )
+            await self._write(writer, client, [outcome.frame])
             return True
-        response = await self._handle(outcome, peer)
+        client.is_busy = True
+        try:
+            response = await self._handle(outcome, client.connection.peer)
+        finally:
+            client.is_busy = False
+            client.last_active = asyncio.get_running_loop().time()
         if response is None:
             return False
-        if isinstance(response, bytes):
-            writer.write(response)
-            await writer.drain()
+        if not isinstance(response, _NoResponse):
+            await self._write(writer, client, response)
         return True
 
-    async def _handle(self, request: Request, peer: str) -> bytes | _NoResponse | None:
-        """The response frame, NO_RESPONSE, or None to close."""
+    async def _write(
+        self, writer: asyncio.StreamWriter, client: _Client, buffers: Sequence[Any]
+    ) -> None:
+        writer.writelines(buffers)
+        await writer.drain()
+        client.last_active = asyncio.get_running_loop().time()
+
+    async def _handle(self, request: Request, peer: str) -> list[Any] | _NoResponse | None:
+        """The response as buffers to write, NO_RESPONSE, or None to close."""
         what = f"{api_name(request.header.api_key)} v{request.header.api_version}"
         try:
             response = await self.handler(request)
             if isinstance(response, _NoResponse):
                 return NO_RESPONSE
-            data: bytes = encode_response(request.header, response)
-            return data
+            return list(encode_response_buffers(request.header, response))
         except CloseConnection as e:
-            LOG.info("%s: closing the connection from %s after %s: %s", self.name, peer, what, e)
+            LOG.info(
+                "%s: closing the connection from %s after %s: %s",
+                self.name,
+                peer,
+                what,
+                loggable(e),
+            )
         except asyncio.CancelledError:
             raise
         except Exception as e:
@@ -233,12 +426,46 @@ class KafkaServer:
                 what,
                 peer,
                 type(e).__name__,
-                " ".join(str(e).split()),
+                loggable(" ".join(str(e).split())),
             )
         return None
 
-    def _log_close(self, peer: str, close: Close) -> None:
-        LOG.info("%s: closing the connection from %s: %s", self.name, peer, close.reason)
+    def _log_close(self, client: _Client, close: Close) -> None:
+        LOG.info(
+            "%s: closing the connection from %s: %s",
+            self.name,
+            client.connection.peer,
+            loggable(close.reason),
+        )
+
+    # ---- idle connections ------------------------------------------------------------------
+
+    async def _sweep_idle(self, timeout_s: float) -> None:
+        """Close every connection silent for longer than ``timeout_s`` and not busy."""
+        interval_s = min(SWEEP_MAX_INTERVAL_S, max(timeout_s / 4, SWEEP_MIN_INTERVAL_S))
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(interval_s)
+            now = loop.time()
+            for task, client in list(self._clients.items()):
+                idle_s = now - client.last_active
+                if client.is_busy or idle_s <= timeout_s:
+                    continue
+                if client.frame_bytes:
+                    LOG.info(
+                        "%s: closing the connection from %s: idle for %d ms in a frame of %d "
+                        "bytes (connections.max.idle.ms=%d)",
+                        self.name,
+                        client.connection.peer,
+                        idle_s * 1000,
+                        client.frame_bytes,
+                        self.limits.connections_max_idle_ms,
+                    )
+                else:
+                    LOG.debug(
+                        "%s: closing the idle connection from %s", self.name, client.connection.peer
+                    )
+                task.cancel()
 
 
 async def start_server(
@@ -249,6 +476,7 @@ async def start_server(
     port: int = 0,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     name: str | None = None,
+    limits: ServerLimits | None = None,
 ) -> KafkaServer:
     """A started :class:`KafkaServer` (see there)."""
     server = KafkaServer(
@@ -258,13 +486,54 @@ async def start_server(
         port=port,
         max_request_bytes=max_request_bytes,
         name=name,
+        limits=limits,
     )
     await server.start()
     return server
 
 
-def _peer(writer: asyncio.StreamWriter) -> str:
-    peer = writer.get_extra_info("peername")
-    if isinstance(peer, tuple) and len(peer) >= 2:
-        return f"{peer[0]}:{peer[1]}"
-    return str(peer)
+async def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address ``host`` resolves to, all on one port (the one the
+    system chose for the first when ``port`` is 0)."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    seen: set[Any] = set()
+    try:
+        for family, kind, proto, _, address in infos:
+            if address in seen:
+                continue
+            seen.add(address)
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            sock.listen(LISTEN_BACKLOG)
+            sock.setblocking(False)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+async def _read_or_eof(reader: asyncio.StreamReader, size: int) -> bytes | None:
+    try:
+        return await reader.readexactly(size)
+    except asyncio.IncompleteReadError:
+        return None
+
+
+def _address(address: Any) -> tuple[str, str]:
+    """``(ip, "ip:port")`` of an accepted peer."""
+    if isinstance(address, tuple) and len(address) >= 2:
+        return str(address[0]), f"{address[0]}:{address[1]}"
+    return str(address), str(address)
+
+
+def _since_last(unlogged: int, what: str) -> str:
+    return f" ({unlogged} more {what} since the last line)" if unlogged else ""

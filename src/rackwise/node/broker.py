@@ -45,7 +45,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -61,6 +61,10 @@ from rackwise.net import (
     start_server,
 )
 from rackwise.node import broker_apis, broker_configs
+from rackwise.node.auto_create import AutoTopicCreator
+from rackwise.node.data_apis import DataApis
+from rackwise.node.data_config import DataPathConfig
+from rackwise.node.data_plane import DataPlane
 from rackwise.node.config import (
     BROKER_ROLE,
     ConfigException,
@@ -71,6 +75,8 @@ from rackwise.node.config import (
 )
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.isr import IsrManager
+from rackwise.node.loop_thread import LoopThread, Signal
+from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
@@ -228,14 +234,46 @@ class Broker:
             node_id=self.node_id,
             cluster_id=self.cluster_id,
             broker_epoch=lambda: self.broker_epoch,
+            on_change=lambda _image: self._image_changed(),
         )
+        # Heartbeats and the metadata fetch run on a loop of their own (loop_thread), so that
+        # client requests never delay them; changes reach this loop through the signal.
+        self.lifecycle_thread = LoopThread(f"broker-{self.node_id}-lifecycle")
+        self._lifecycle_runs: list[asyncio.Future[None]] = []
+        self._main_loop: asyncio.AbstractEventLoop | None = None
+        self.image_signal: Signal | None = None
+        self._asked_to_shut_down = False
         self.forwarder = Forwarder(self._connect, self._wait_applied)
+        self.data_config = DataPathConfig.from_properties(config.properties)
+        self.data = DataPlane(
+            self.node_id,
+            list(config.log_dirs),
+            dict(config.properties),
+            self.data_config,
+            connect_broker=self._connect_broker,
+            broker_epoch=lambda: self.broker_epoch,
+        )
         self.isr = IsrManager(
             self.node_id,
             lambda: self.broker_epoch,
             lambda: self.follower.image,
             self._wait_applied,
             self._connect,
+            planner=self.data.plan_isr,
+        )
+        self.data.isr_wake = self.isr.wake
+        self.auto_create = AutoTopicCreator(self.forwarder.forward)
+        self.producer_ids = RpcProducerIdManager(
+            self.node_id, lambda: self.broker_epoch, self._connect
+        )
+        self.data_apis = DataApis(
+            self.data.replicas,
+            self.data.purgatory,
+            lambda: self.follower.image,
+            config.broker_endpoints[0].listener_name,
+            self.data.selector,
+            auto_create=self.auto_create if self.data_config.auto_create_topics_enable else None,
+            on_change=self.data.on_change,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._readying: asyncio.Task[None] | None = None
@@ -249,6 +287,7 @@ class Broker:
         """Check the log directories, bind the listeners, and start registering and following
         the metadata log."""
         self.log_dirs = ensure_log_dirs(self.config.log_dirs, self.node_id, self.cluster_id)
+        self.data.load()
         for endpoint in self.config.broker_endpoints:
             server = await start_server(
                 self.handle,
@@ -259,11 +298,17 @@ class Broker:
                 name=f"broker {self.node_id} {endpoint.listener_name}",
             )
             self.servers.append(server)
-        self._tasks = [
-            asyncio.create_task(self.fetcher.run(), name="metadata-fetcher"),
-            asyncio.create_task(self._lifecycle(), name="broker-lifecycle"),
-            asyncio.create_task(self.isr.run(), name="isr-changes"),
+        self._main_loop = asyncio.get_running_loop()
+        self.image_signal = Signal(self._main_loop)
+        self._lifecycle_runs = [
+            self.lifecycle_thread.run(self.fetcher.run()),
+            self.lifecycle_thread.run(self._lifecycle()),
         ]
+        self._tasks = [
+            asyncio.create_task(self.isr.run(), name="isr-changes"),
+            asyncio.create_task(self._follow_images(), name="replica-states"),
+        ]
+        self.data.start()
         LOG.info(
             "broker %d (incarnation %s) listening on %s",
             self.node_id,
@@ -298,8 +343,14 @@ class Broker:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.lifecycle_thread.stop()
+        for run in self._lifecycle_runs:
+            run.cancel()
         for server in self.servers:
             await server.close()
+        await self.auto_create.close()
+        await self.producer_ids.close()
+        await self.data.stop()
         await self.forwarder.close()
         self.stopped.set()
 
@@ -318,6 +369,29 @@ class Broker:
                 failure = e
         assert failure is not None
         raise failure
+
+    async def _connect_broker(self, broker_id: int) -> KafkaConnection:
+        """A connection to another broker on the inter-broker listener (a follower's fetches)."""
+        listener = self.config.inter_broker_listener_name or self._client_listener
+        registration = self.follower.image.brokers.get(broker_id)
+        if registration is not None:
+            for endpoint in registration.end_points:
+                if endpoint.name == listener:
+                    return await KafkaConnection.connect(
+                        endpoint.host,
+                        endpoint.port,
+                        timeout_s=CONNECT_TIMEOUT_S,
+                        client_id=f"rackwise-replica-fetcher-{self.node_id}",
+                    )
+        raise NetworkException(f"broker {broker_id} has no {listener} endpoint in the metadata")
+
+    async def _follow_images(self) -> None:
+        """Apply every new image to the replicas, once this broker serves."""
+        await self.ready.wait()
+        while True:
+            image = self.follower.image
+            self.data.apply(image)
+            await self._wait_applied(lambda current: current is not image, 30.0)
 
     # ---- registration and heartbeats -------------------------------------------------------
 
@@ -422,10 +496,18 @@ class Broker:
             LOG.info("broker %d %s (broker epoch %d)", self.node_id, transition, self.broker_epoch)
         self.is_fenced = fenced
         if not fenced and self._readying is None:
-            self._readying = asyncio.create_task(self._become_ready(), name="broker-ready")
+            self._on_main_loop(self._start_readying)
         if response.should_shut_down:
-            LOG.info("the controller says to shut down")
-            self.stopped.set()
+            if self._asked_to_shut_down:
+                LOG.info("the controller says to shut down")
+                self._on_main_loop(self.stopped.set)
+            else:
+                # Kafka's broker acts on should_shut_down only after asking for a controlled
+                # shutdown itself; a forged or stray answer must not stop it.
+                LOG.warning(
+                    "ignoring should_shut_down in a heartbeat answer: this broker did not ask "
+                    "for a controlled shutdown"
+                )
 
     # ---- the image ------------------------------------------------------------------------
 
@@ -437,15 +519,34 @@ class Broker:
             and not registration.fenced
         )
 
+    def _on_main_loop(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` on the request loop (from the lifecycle thread)."""
+        loop = self._main_loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(fn)
+
+    def _image_changed(self) -> None:
+        if self.image_signal is not None:
+            self.image_signal.fire()
+
+    def _start_readying(self) -> None:
+        if self._readying is None:
+            self._readying = asyncio.create_task(self._become_ready(), name="broker-ready")
+
     async def _become_ready(self) -> None:
         """Serve clients once this broker's own image shows it unfenced (the controller said
         so a moment before it reaches the image), so that its first answers list itself."""
-        await self.fetcher.wait_until(lambda f: self._image_shows_unfenced(f.image), READY_WAIT_S)
+        await self._wait_applied(self._image_shows_unfenced, READY_WAIT_S)
         self.ready.set()
         LOG.info("broker %d serves clients", self.node_id)
 
     async def _wait_applied(self, predicate: ImagePredicate, timeout_s: float) -> bool:
-        return await self.fetcher.wait_until(lambda f: predicate(f.image), timeout_s)
+        """Wait on the request loop until ``predicate`` holds of the image."""
+        assert self.image_signal is not None
+        return await self.image_signal.wait_until(
+            lambda: predicate(self.follower.image), timeout_s
+        )
 
     def info(self) -> broker_apis.BrokerInfo:
         return broker_apis.BrokerInfo(
@@ -466,8 +567,21 @@ class Broker:
             return broker_apis.api_versions(body, self.follower.image, self.info())
         await self.ready.wait()
         image = self.follower.image
+        if key == ApiKey.PRODUCE:
+            return await self.data_apis.produce(request)
+        if key == ApiKey.FETCH:
+            return await self.data_apis.fetch(request)
+        if key == ApiKey.LIST_OFFSETS:
+            return self.data_apis.list_offsets(request)
+        if key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+            return self.data_apis.offset_for_leader_epoch(request)
+        if key == ApiKey.DELETE_RECORDS:
+            return await self.data_apis.delete_records(request)
+        if key == ApiKey.INIT_PRODUCER_ID:
+            return await init_producer_id(body, self.producer_ids)
         if key == ApiKey.METADATA:
-            return broker_apis.metadata(body, image, self.info())
+            auto = self.auto_create if self.data_config.auto_create_topics_enable else None
+            return broker_apis.metadata(body, image, self.info(), auto)
         if key == ApiKey.DESCRIBE_CLUSTER:
             return broker_apis.describe_cluster(body, image, self.info())
         if key == ApiKey.DESCRIBE_CONFIGS:

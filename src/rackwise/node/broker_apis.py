@@ -36,7 +36,7 @@ Worked example
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -289,10 +289,18 @@ def _error_topic(error: int, name: str | None, topic_id: uuid.UUID) -> dict[str,
     return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": []}
 
 
-def metadata(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
-    """The Metadata response (any version 0-13); ``allow_auto_topic_creation`` is not
-    honoured (topics are created only with CreateTopics)."""
+def metadata(
+    body: Any,
+    image: MetadataImage,
+    info: BrokerInfo,
+    auto_create: Callable[[str], None] | None = None,
+) -> Any:
+    """The Metadata response (any version 0-13). With ``auto_create`` (the broker's
+    ``auto.create.topics.enable``) and the request's ``allow_auto_topic_creation`` (always
+    true before v4), a named topic that does not exist is created: ``auto_create`` starts it,
+    and the answer for it is LEADER_NOT_AVAILABLE until it exists, as Kafka answers."""
     version = _version(body)
+    allow = bool(getattr(body, "allow_auto_topic_creation", True))
     listener = info.listener_name
     wanted = _requested_topics(image, body)
     topics: list[dict[str, Any]] = []
@@ -304,7 +312,16 @@ def metadata(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
             topics.append(item)
         elif item not in seen:
             seen.add(item)
-            topics.append(topic_metadata(image, item, listener, version))
+            entry = topic_metadata(image, item, listener, version)
+            if (
+                entry["error_code"] == UNKNOWN_TOPIC_OR_PARTITION
+                and auto_create is not None
+                and allow
+                and item not in INTERNAL_TOPICS
+            ):
+                auto_create(item)
+                entry["error_code"] = LEADER_NOT_AVAILABLE
+            topics.append(entry)
     return _response(
         ApiKey.METADATA,
         body,

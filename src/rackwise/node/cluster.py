@@ -20,6 +20,13 @@ Constraints
     * Ports are free ports of 127.0.0.1 chosen by the first ``up`` and kept in the
       ``.properties`` files and ``cluster.json``; a node's ``.properties`` file, once written, is
       never rewritten, so a hand edit survives restarts.
+    * ``--override KEY=VALUE`` settings go into the ``.properties`` file of every node whose
+      role knows the key (:func:`rackwise.node.config.overrides_for_role`): a broker's key to
+      the brokers, a controller's to the controller, a common key to both. Every node's file is
+      checked as its process would check it before any file is written or process started, so
+      an unknown key or a bad value is one error naming it. The keys ``up`` sets per node
+      (:data:`PER_NODE_KEYS`: ids, roles, listeners, paths, racks) cannot be overridden. On a
+      restart an override must match what the node's file already holds.
     * ``cluster.json`` is written atomically (temporary file, fsync, rename). A pid counts as a
       running node only while that process still runs with that node's config file on its
       command line (``/proc/PID/cmdline``), so a recycled pid is not taken for a node.
@@ -57,7 +64,13 @@ from typing import Any, Final, Literal
 
 from rackwise.client.admin import Admin, AdminError
 from rackwise.common import RackwiseError
-from rackwise.node.config import CLUSTER_ID, load_properties
+from rackwise.node.config import (
+    BROKER_RACK,
+    CLUSTER_ID,
+    NodeConfig,
+    load_properties,
+    overrides_for_role,
+)
 from rackwise.placement import REPLICA_PLACER_CONFIG
 
 Role = Literal["controller", "broker"]
@@ -74,6 +87,24 @@ DEFAULT_STOP_GRACE_S: Final = 10.0
 POLL_INTERVAL_S: Final = 0.1
 NOT_RUNNING: Final = None
 """The pid recorded for a node that no process runs."""
+PER_NODE_KEYS: Final = frozenset(
+    {
+        "node.id",
+        "process.roles",
+        "listeners",
+        "advertised.listeners",
+        "listener.security.protocol.map",
+        "controller.listener.names",
+        "controller.quorum.voters",
+        "controller.quorum.bootstrap.servers",
+        "metadata.log.dir",
+        "log.dirs",
+        "log.dir",
+        CLUSTER_ID,
+        BROKER_RACK,
+    }
+)
+"""The keys ``up`` writes for each node itself, which ``--override`` may not set."""
 
 
 class ClusterError(RackwiseError):
@@ -149,6 +180,21 @@ def plan_cluster(
     return (controller, *brokers)
 
 
+def check_overrides(overrides: Mapping[str, str], placer: str | None) -> None:
+    """Refuse an override of a key ``up`` sets per node, or of ``broker.replica.placer``
+    when ``--placer`` gives it too."""
+    for key, value in overrides.items():
+        if key in PER_NODE_KEYS:
+            hint = ": give --racks" if key == BROKER_RACK else ""
+            raise ClusterError(
+                f"--override {key}={value}: rackwise cluster up sets {key} for each node{hint}"
+            )
+        if key == REPLICA_PLACER_CONFIG and placer is not None:
+            raise ClusterError(
+                f"--override {key}={value} and --placer {placer}: give the placer once"
+            )
+
+
 def new_cluster_id() -> str:
     """A cluster id as ``kafka-storage random-uuid`` prints one: a random UUID in URL-safe
     base64 without padding, never starting with ``-`` (it would read as a flag)."""
@@ -164,10 +210,11 @@ def node_properties(
     node_dir: Path,
     placer: str | None,
     cluster_id: str | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The ``.properties`` settings of ``node`` (Kafka's names), its paths under ``node_dir``;
     every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
-    gives each node's storage."""
+    gives each node's storage; then the ``overrides`` for the node's role, last."""
     props = {
         "node.id": str(node.id),
         "process.roles": node.role,
@@ -189,6 +236,7 @@ def node_properties(
             props["broker.rack"] = node.rack
         if placer is not None:
             props[REPLICA_PLACER_CONFIG] = placer
+    props.update(overrides_for_role(overrides or {}, node.role))
     return props
 
 
@@ -467,24 +515,46 @@ def _plan_or_reuse(
     return recorded
 
 
-def _write_configs(directory: Path, states: Sequence[NodeState], placer: str | None) -> None:
+def _write_configs(
+    directory: Path,
+    states: Sequence[NodeState],
+    placer: str | None,
+    overrides: Mapping[str, str],
+) -> None:
+    """Write the ``.properties`` file of each node that has none, once every node's settings
+    passed the checks its process makes (and an existing file agrees with the options)."""
     controller = next(s.spec for s in states if s.spec.role == "controller")
     cluster_id = _recorded_cluster_id(directory, states) or new_cluster_id()
+    new: list[tuple[NodeSpec, dict[str, str]]] = []
     for state in states:
         node = state.spec
         node_dir = (directory / node.name).resolve()
-        node_dir.mkdir(parents=True, exist_ok=True)
+        props = node_properties(node, controller, node_dir, placer, cluster_id, overrides)
+        NodeConfig.from_properties(props)  # refuses an unknown key or a bad value, naming it
         config = config_path(directory, node)
         if config.exists():
-            recorded = load_properties(config).get(REPLICA_PLACER_CONFIG)
-            if placer is not None and recorded != placer:
-                raise ClusterError(
-                    f"{config} sets broker.replica.placer={recorded or '(default)'}, "
-                    f"not {placer}: edit it or use another --dir"
-                )
-            continue
-        props = node_properties(node, controller, node_dir, placer, cluster_id)
-        write_atomically(config, render_properties(props, f"{node.name}, by rackwise cluster up"))
+            expected = overrides_for_role(overrides, node.role)
+            if placer is not None:
+                expected[REPLICA_PLACER_CONFIG] = placer
+            _check_recorded(config, expected)
+        else:
+            new.append((node, props))
+    for state in states:
+        (directory / state.spec.name).mkdir(parents=True, exist_ok=True)
+    for node, props in new:
+        text = render_properties(props, f"{node.name}, by rackwise cluster up")
+        write_atomically(config_path(directory, node), text)
+
+
+def _check_recorded(config: Path, expected: Mapping[str, str]) -> None:
+    """Refuse options that disagree with a node's existing ``.properties`` file."""
+    recorded = load_properties(config)
+    for key, value in expected.items():
+        if recorded.get(key) != value:
+            raise ClusterError(
+                f"{config} sets {key}={recorded.get(key) or '(default)'}, not {value}: "
+                "edit it or use another --dir"
+            )
 
 
 def _recorded_cluster_id(directory: Path, states: Sequence[NodeState]) -> str | None:
@@ -506,13 +576,17 @@ def up(
     placer: str | None = None,
     timeout_s: float = DEFAULT_START_TIMEOUT_S,
     progress: Progress = lambda ready, total: None,
+    overrides: Mapping[str, str] | None = None,
 ) -> list[NodeState]:
     """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
-    first time), wait until every broker is registered and unfenced, record the pids."""
+    first time), wait until every broker is registered and unfenced, record the pids.
+    ``overrides`` (``--override``) go into the nodes' first ``.properties`` files."""
+    overrides = dict(overrides or {})
+    check_overrides(overrides, placer)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     states = _plan_or_reuse(directory, num_brokers, racks)
-    _write_configs(directory, states, placer)
+    _write_configs(directory, states, placer, overrides)
     deadline = time.monotonic() + timeout_s
 
     def ensure(state: NodeState) -> NodeState:

@@ -5,6 +5,9 @@ Goals
     ``load_node_config(path)`` gives a checked :class:`NodeConfig` or raises
     :class:`ConfigException` naming the offending key in one line. Every key a process does not
     know is an error (Kafka only warns; a typo that silently does nothing is worse here).
+    ``--override KEY=VALUE`` settings (:func:`parse_overrides`) win over the file's, as with
+    Kafka's ``kafka-server-start.sh``; :func:`overrides_for_role` takes each key's role from
+    :data:`ROLE_KEYS`.
 
 Constraints
     * One role per process: ``process.roles`` is ``controller`` or ``broker``; KRaft's combined
@@ -32,7 +35,7 @@ Worked example
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +45,22 @@ from rackwise.common.errors import RackwiseError
 from rackwise.controller import CONTROLLER_KEYS, ControllerConfig
 from rackwise.controller.errors import InvalidConfigurationException
 from rackwise.metalog import DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, DEFAULT_SEGMENT_BYTES
+from rackwise.net.limits import (
+    CONNECTIONS_MAX_IDLE_MS,
+    DEFAULT_CONNECTIONS_MAX_IDLE_MS,
+    DEFAULT_QUEUED_MAX_REQUEST_BYTES,
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_IP,
+    QUEUED_MAX_REQUEST_BYTES,
+    UNLIMITED_CONNECTIONS,
+    ServerLimits,
+)
+from rackwise.node.data_config import (
+    DATA_PATH_KEYS,
+    TOPIC_SYNONYM_KEYS,
+    DataConfigException,
+    DataPathConfig,
+)
 from rackwise.placement import BUILT_IN, DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
 
 NODE_ID: Final = "node.id"
@@ -88,6 +107,10 @@ COMMON_KEYS: Final = frozenset(
         SESSION_TIMEOUT_MS,
         SOCKET_REQUEST_MAX_BYTES,
         CLUSTER_ID,
+        CONNECTIONS_MAX_IDLE_MS,
+        QUEUED_MAX_REQUEST_BYTES,
+        MAX_CONNECTIONS,
+        MAX_CONNECTIONS_PER_IP,
     }
 )
 """Keys both roles accept."""
@@ -95,14 +118,25 @@ CONTROLLER_ONLY_KEYS: Final = frozenset(
     {MAX_BYTES_BETWEEN_SNAPSHOTS, METADATA_LOG_SEGMENT_BYTES}
     | (CONTROLLER_KEYS - COMMON_KEYS - {REPLICA_PLACER_CONFIG})
 )
-BROKER_ONLY_KEYS: Final = frozenset({BROKER_RACK, INTER_BROKER_LISTENER_NAME})
+BROKER_ONLY_KEYS: Final = frozenset(
+    {BROKER_RACK, INTER_BROKER_LISTENER_NAME} | (DATA_PATH_KEYS - TOPIC_SYNONYM_KEYS)
+)
 ROLE_KEYS: Final = MappingProxyType(
     {
-        CONTROLLER_ROLE: COMMON_KEYS | CONTROLLER_ONLY_KEYS | {REPLICA_PLACER_CONFIG},
+        # The broker-level names of topic keys (log.segment.bytes...) are accepted by both
+        # roles, as Kafka's: a controller reports them as the topics' defaults.
+        CONTROLLER_ROLE: COMMON_KEYS
+        | CONTROLLER_ONLY_KEYS
+        | TOPIC_SYNONYM_KEYS
+        | {REPLICA_PLACER_CONFIG},
         # A broker accepts the topic defaults too (Kafka's brokers read num.partitions and
         # default.replication.factor), and broker.replica.placer (KIP-879 names it a broker
         # config): a broker keeps them as its static configuration.
-        BROKER_ROLE: COMMON_KEYS | BROKER_ONLY_KEYS | CONTROLLER_KEYS | {REPLICA_PLACER_CONFIG},
+        BROKER_ROLE: COMMON_KEYS
+        | BROKER_ONLY_KEYS
+        | CONTROLLER_KEYS
+        | TOPIC_SYNONYM_KEYS
+        | {REPLICA_PLACER_CONFIG},
     }
 )
 """The keys each role accepts."""
@@ -288,6 +322,10 @@ class NodeConfig:
     def voter_ids(self) -> frozenset[int]:
         return frozenset(v.node_id for v in self.voters)
 
+    def server_limits(self) -> ServerLimits:
+        """What each listener allows its clients (:class:`~rackwise.net.ServerLimits`)."""
+        return _server_limits(self.properties)
+
     def controller_config(self) -> ControllerConfig:
         """The controller's settings (:meth:`ControllerConfig.from_properties`)."""
         return _controller_config(self.properties)
@@ -298,9 +336,12 @@ class NodeConfig:
         return _build(props)
 
 
-def load_node_config(path: str | os.PathLike[str]) -> NodeConfig:
-    """The checked configuration in the ``.properties`` file at ``path``."""
-    return NodeConfig.from_properties(load_properties(path))
+def load_node_config(
+    path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None
+) -> NodeConfig:
+    """The checked configuration in the ``.properties`` file at ``path``, with ``overrides``
+    (``--override``, see :func:`parse_overrides`) winning over the file's keys."""
+    return NodeConfig.from_properties(apply_overrides(load_properties(path), overrides or {}))
 
 
 # ---- checking -------------------------------------------------------------------------------
@@ -365,6 +406,11 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
                 "for a controller"
             )
         metadata_log_dir = str(log_dirs[0])
+    if role == BROKER_ROLE:
+        try:
+            DataPathConfig.from_properties(props)
+        except DataConfigException as e:
+            raise ConfigException(str(e)) from None
     placer = props.get(REPLICA_PLACER_CONFIG, DEFAULT_REPLICA_PLACER).strip()
     if placer not in BUILT_IN and ":" not in placer:
         raise _invalid(
@@ -404,7 +450,26 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
         properties=MappingProxyType(dict(props)),
     )
     _controller_config(props)  # the controller's own checks, for both roles
+    _server_limits(props)
     return config
+
+
+def _server_limits(props: Mapping[str, str]) -> ServerLimits:
+    """Kafka's socket server limits; below 0, ``connections.max.idle.ms`` never closes and
+    ``queued.max.request.bytes`` (also at 0) sets no pool, as in Kafka."""
+    return ServerLimits(
+        connections_max_idle_ms=_int(
+            props, CONNECTIONS_MAX_IDLE_MS, DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=-1
+        ),
+        queued_max_request_bytes=_int(
+            props, QUEUED_MAX_REQUEST_BYTES, DEFAULT_QUEUED_MAX_REQUEST_BYTES, minimum=-1
+        ),
+        max_connections=_int(props, MAX_CONNECTIONS, UNLIMITED_CONNECTIONS, minimum=0),
+        # Kafka allows 0 only with max.connections.per.ip.overrides, which rackwise lacks.
+        max_connections_per_ip=_int(
+            props, MAX_CONNECTIONS_PER_IP, UNLIMITED_CONNECTIONS, minimum=1
+        ),
+    )
 
 
 def _controller_config(props: Mapping[str, str]) -> ControllerConfig:
@@ -615,3 +680,46 @@ def _log_dirs(props: Mapping[str, str]) -> tuple[Path, ...]:
     if text is None:
         return ()
     return tuple(Path(d) for d in _names(text))
+
+
+# ---- --override KEY=VALUE (kafka-server-start.sh) ------------------------------------------
+
+
+def parse_overrides(
+    values: Sequence[str | None], non_options: Sequence[str] = ()
+) -> dict[str, str]:
+    """The settings of repeated ``--override KEY=VALUE`` arguments, as Kafka's
+    ``Kafka.getPropsFromArgs`` reads them: a ``--override`` without its argument (None here)
+    and any argument that is not an option are refused with Kafka's messages; the value is
+    everything after the first ``=`` (it may hold more), ``KEY`` alone sets an empty value, and
+    a later setting of a key wins. Unlike Kafka, an empty key is refused (Kafka ignores it)."""
+    texts = [value for value in values if value is not None]
+    if len(texts) != len(values):
+        raise ConfigException("Option override requires an argument")
+    if non_options:
+        raise ConfigException(f"Found non argument parameters: {','.join(non_options)}")
+    overrides: dict[str, str] = {}
+    for text in texts:
+        key, _, value = text.partition("=")
+        if not key:
+            raise ConfigException(f"Invalid override {text}: the key before '=' is empty")
+        overrides[key] = value
+    return overrides
+
+
+def apply_overrides(props: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
+    """``props`` with ``overrides`` set over them (an override wins, as in Kafka)."""
+    return {**props, **overrides}
+
+
+def override_roles(key: str) -> frozenset[str]:
+    """The roles a ``--override`` of ``key`` is for, from :data:`ROLE_KEYS`: a broker's key to
+    brokers, a controller's to controllers, a common key to both. A key no role knows goes to
+    every role, so that each node's check refuses it by name."""
+    roles = frozenset(role for role, keys in ROLE_KEYS.items() if key in keys)
+    return roles or frozenset(ROLE_KEYS)
+
+
+def overrides_for_role(overrides: Mapping[str, str], role: str) -> dict[str, str]:
+    """The ``overrides`` (in their order) that a node of ``role`` gets."""
+    return {key: value for key, value in overrides.items() if role in override_roles(key)}

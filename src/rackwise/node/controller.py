@@ -3,7 +3,8 @@
 
 Goals
     Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat), change the ISRs of
-    the partitions they lead (AlterPartition, through the same group commit as every write)
+    the partitions they lead (AlterPartition, through the same group commit as every write),
+    take blocks of producer ids for their idempotent producers (AllocateProducerIds, likewise)
     and follow the metadata log (FetchMetadataLog, with a long poll, and
     FetchMetadataSnapshot when what they need is only in a snapshot); they forward admin
     writes (CreateTopics, CreatePartitions, DeleteTopics, IncrementalAlterConfigs) and
@@ -17,7 +18,13 @@ Constraints
     * The pure controller is driven one call at a time, on the event loop: every command that
       may write goes through one queue, and the commands queued together are committed as a
       group (:meth:`Controller.group_commit`): one append, one fsync, then every reply. Reads
-      (placement, fetches) run between groups, so they only ever see durable records.
+      (placement, fetches) run between groups, so they only ever see durable records. A group
+      holds at most :data:`MAX_COMMANDS_PER_GROUP` commands and the loop yields between groups.
+    * The listener's sockets are served on a thread of their own (:mod:`rackwise.net.io_thread`):
+      a heartbeat's arrival renews its broker's lease at once, even while a long group holds
+      the loop, so that no broker is fenced for the controller's own slowness (as Kafka's
+      controller notes a heartbeat before queueing it, KAFKA-17793). Values from requests are
+      escaped in log lines (:func:`~rackwise.common.logsafe.loggable`).
     * The metadata log failing (a write or fsync error) is fatal: every waiting command fails,
       the process logs one line and exits with status 1, as Kafka's controller does on a fault
       in its log. Recovery happens at the next start.
@@ -30,9 +37,10 @@ Constraints
       rename. A failed snapshot is logged and tried again at the next threshold; it is never
       fatal and never visible (its ``.part`` file is deleted).
     * Logged, one line each: registrations, brokers fenced (lease expired) and unfenced
-      (caught up), preferred-leader runs that wrote records, refused registrations and
-      heartbeats with Kafka's error name and code, and snapshots written (end offset, bytes,
-      seconds). Incarnation ids are in Kafka's base64 form, as the brokers log them.
+      (caught up), producer id blocks handed out, preferred-leader runs that wrote records,
+      refused registrations, heartbeats and producer id requests with Kafka's error name and
+      code, and snapshots written (end offset, bytes, seconds). Incarnation ids are in Kafka's
+      base64 form, as the brokers log them.
 
 Algorithm
     ``_commit_loop``: take the first queued command, then every one already queued; run them
@@ -57,6 +65,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,9 +74,10 @@ from typing import Any, Final
 
 from rackwise.common.collector import paused_gc
 from rackwise.common.errors import RackwiseError
+from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, SnapshotJob
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
-from rackwise.net import KafkaServer, start_server
+from rackwise.net import ThreadedKafkaServer, current_connection, start_threaded_server
 from rackwise.node import controller_apis as apis
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
@@ -87,6 +97,8 @@ from rackwise.records.constants import METADATA_VERSION_FEATURE
 LOG: Final = logging.getLogger("rackwise.controller")
 FENCE_CHECK_MAX_INTERVAL_S: Final = 0.25
 """The longest the fencing timer sleeps (a registration may bring its next check closer)."""
+MAX_COMMANDS_PER_GROUP: Final = 64
+"""The most commands one group commit runs before the loop serves others."""
 MIN_METADATA_VERSION_LEVEL: Final = 7
 """The lowest ``metadata.version`` this software supports (3.3-IV3, Kafka's KRaft minimum)."""
 MAX_SNAPSHOT_CHUNK_BYTES: Final = 16 << 20
@@ -143,13 +155,15 @@ class ControllerNode:
         self.rng = rng if rng is not None else random.Random()
         self.log: FileMetadataLog | None = None
         self.controller: Controller | None = None
-        self.server: KafkaServer | None = None
+        self.server: ThreadedKafkaServer | None = None
         self.fatal: BaseException | None = None
         self.stopped = asyncio.Event()
         self._queue: asyncio.Queue[_Command] = asyncio.Queue()
         self._committed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._snapshot_task: asyncio.Task[None] | None = None
+        self._heard: dict[int, int] = {}  # broker id -> epoch, heartbeats that arrived
+        self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -198,13 +212,15 @@ class ControllerNode:
         if self.controller is None:
             self.open()
         endpoint = self.config.controller_endpoint
-        self.server = await start_server(
+        self.server = await start_threaded_server(
             self.handle,
             Listener.CONTROLLER,
             host=endpoint.host,
             port=endpoint.port,
             max_request_bytes=self.config.socket_request_max_bytes,
             name=f"controller {self.config.node_id} {endpoint.listener_name}",
+            limits=self.config.server_limits(),
+            on_arrival=self._note_arrival,
         )
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -264,12 +280,13 @@ class ControllerNode:
     async def _commit_loop(self) -> None:
         while True:
             commands = [await self._queue.get()]
-            while not self._queue.empty():
+            while not self._queue.empty() and len(commands) < MAX_COMMANDS_PER_GROUP:
                 commands.append(self._queue.get_nowait())
             self._commit_group(commands)
             if self.fatal is not None:
                 return
             self._maybe_start_snapshot()
+            await asyncio.sleep(0)  # answers and reads go out before the next group
 
     # ---- snapshots -----------------------------------------------------------------------
 
@@ -355,6 +372,17 @@ class ControllerNode:
                 command.future.set_result(response)
         return []
 
+    def _note_arrival(self, request: Request) -> None:
+        """On the listener's thread: a heartbeat arrived (its lease counts from now)."""
+        if request.header.api_key == ApiKey.BROKER_HEARTBEAT:
+            with self._heard_lock:
+                self._heard[int(request.body.broker_id)] = int(request.body.broker_epoch)
+
+    def _take_heard(self) -> dict[int, int]:
+        with self._heard_lock:
+            heard, self._heard = self._heard, {}
+        return heard
+
     def _wake_fetchers(self) -> None:
         self._committed.set()
         self._committed = asyncio.Event()
@@ -367,7 +395,8 @@ class ControllerNode:
             now = self.clock()
             if due is not None and due <= now:
                 fenced = await self.submit(
-                    controller.maybe_fence_stale_brokers, lambda error: error
+                    lambda: controller.maybe_fence_stale_brokers(heard=self._take_heard()),
+                    lambda error: error,
                 )
                 if isinstance(fenced, list) and fenced:
                     for broker_id in fenced:
@@ -423,6 +452,8 @@ class ControllerNode:
                 lambda: apis.alter_partition_response(body, controller.alter_partition(alter)),
                 lambda error: apis.alter_partition_error(body, error),
             )
+        if key == ApiKey.ALLOCATE_PRODUCER_IDS:
+            return await self._allocate_producer_ids(body)
         if key == ApiKey.CREATE_TOPICS:
             return await self.submit(
                 lambda: apis.create_topics_response(
@@ -503,6 +534,7 @@ class ControllerNode:
         controller = self.controller
         assert controller is not None
         request = apis.registration_args(body)
+        session = current_connection()
         incarnation = kafka_uuid(request.incarnation_id)
         mismatch = self._cluster_id_mismatch(getattr(body, "cluster_id", None))
         if mismatch is not None:
@@ -511,16 +543,16 @@ class ControllerNode:
                 "refused the registration of broker %d (incarnation %s): %s",
                 request.broker_id,
                 incarnation,
-                apis.describe_error(error),
+                loggable(apis.describe_error(error)),
             )
             return apis.registration_response(body, None, error)
 
         def run() -> Any:
-            reply = controller.register_broker(request)
+            reply = controller.register_broker(request, session=session)
             LOG.info(
                 "registered broker %d (rack %s, incarnation %s) with epoch %d",
                 request.broker_id,
-                request.rack,
+                loggable(request.rack),
                 incarnation,
                 reply.broker_epoch,
             )
@@ -531,7 +563,7 @@ class ControllerNode:
                 "refused the registration of broker %d (incarnation %s): %s",
                 request.broker_id,
                 incarnation,
-                apis.describe_error(error),
+                loggable(apis.describe_error(error)),
             )
             return apis.registration_response(body, None, error)
 
@@ -541,10 +573,11 @@ class ControllerNode:
         controller = self.controller
         assert controller is not None
         request = apis.heartbeat_args(body)
+        session = current_connection()
 
         def run() -> Any:
             before = controller.image.brokers.get(request.broker_id)
-            reply = controller.broker_heartbeat(request)
+            reply = controller.broker_heartbeat(request, session=session)
             if before is not None and before.fenced and not reply.is_fenced:
                 LOG.info(
                     "unfenced broker %d (epoch %d): caught up, it applied offset %d",
@@ -566,9 +599,37 @@ class ControllerNode:
                 "refused a heartbeat of broker %d (epoch %d): %s",
                 request.broker_id,
                 request.broker_epoch,
-                apis.describe_error(error),
+                loggable(apis.describe_error(error)),
             )
             return apis.heartbeat_response(body, None, error)
+
+        return await self.submit(run, fail)
+
+    async def _allocate_producer_ids(self, body: Any) -> Any:
+        """A block of producer ids for a broker, answered once its record is durable."""
+        controller = self.controller
+        assert controller is not None
+        broker_id, broker_epoch = apis.allocate_producer_ids_args(body)
+
+        def run() -> Any:
+            block = controller.allocate_producer_ids(broker_id, broker_epoch)
+            LOG.info(
+                "producer ids %d-%d to broker %d (epoch %d)",
+                block.first_producer_id,
+                block.last_producer_id,
+                broker_id,
+                broker_epoch,
+            )
+            return apis.allocate_producer_ids_response(body, block)
+
+        def fail(error: ApiError) -> Any:
+            LOG.warning(
+                "refused producer ids to broker %d (epoch %d): %s",
+                broker_id,
+                broker_epoch,
+                apis.describe_error(error),
+            )
+            return apis.allocate_producer_ids_error(body, error)
 
         return await self.submit(run, fail)
 

@@ -41,6 +41,7 @@ from rackwise.controller import (
     DeletableTopicResult,
     DescribeConfigsResult,
     FeatureRange,
+    ProducerIdsBlock,
 )
 from rackwise.controller import Listener as BrokerListener
 from rackwise.controller.alter_partition import (
@@ -194,6 +195,32 @@ def alter_partition_error(body: Any, error: ApiError) -> Any:
     """The whole request refused (Kafka's ``AlterPartitionRequest.getErrorResponse``): the
     error at the top level, no topics."""
     return _response(body, {"error_code": error.error_code, "topics": []})
+
+
+# ---- producer ids -----------------------------------------------------------------------------
+
+
+def allocate_producer_ids_args(body: Any) -> tuple[int, int]:
+    """An AllocateProducerIds request: (broker id, broker epoch)."""
+    return int(body.broker_id), int(body.broker_epoch)
+
+
+def allocate_producer_ids_response(body: Any, block: ProducerIdsBlock) -> Any:
+    return _response(
+        body,
+        {
+            "error_code": NONE,
+            "producer_id_start": block.first_producer_id,
+            "producer_id_len": block.size,
+        },
+    )
+
+
+def allocate_producer_ids_error(body: Any, error: ApiError) -> Any:
+    """Kafka's ``AllocateProducerIdsRequest.getErrorResponse``: the error, an empty block."""
+    return _response(
+        body, {"error_code": error.error_code, "producer_id_start": 0, "producer_id_len": 0}
+    )
 
 
 # ---- topics ----------------------------------------------------------------------------------

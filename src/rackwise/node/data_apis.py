@@ -106,10 +106,20 @@ class DataApis:
         acks = int(body.acks)
         timeout_s = millis(body.timeout) / 1000
         results: dict[tuple[str, int], tuple[int, LogAppendInfo | None, str | None]] = {}
+        by_id = version >= 13  # Produce v13 names topics by id (KIP-516)
+        names = {v: k for k, v in self.replicas.topic_ids().items()} if by_id else {}
+        topic_keys: dict[str, Any] = {}
         for topic in body.topic_data:
-            name = str(topic.name)
+            name = names.get(topic.topic_id, "") if by_id else str(topic.name)
             for data in topic.partition_data:
+                if by_id and not name:
+                    # An unknown topic id: answered under its id, never appended.
+                    name = f"\0{topic.topic_id}"
+                topic_keys[name] = topic.topic_id if by_id else name
                 key = (name, int(data.index))
+                if name.startswith("\0"):
+                    results[key] = (UNKNOWN_TOPIC_ID, None, None)
+                    continue
                 if acks not in (0, 1, -1):
                     results[key] = (INVALID_REQUIRED_ACKS, None, None)
                     continue
@@ -126,7 +136,7 @@ class DataApis:
                 # Kafka closes the connection so that the producer refreshes its metadata.
                 raise CloseConnection("a produce with acks=0 failed")
             return NO_RESPONSE
-        return self._produce_response(version, results)
+        return self._produce_response(version, results, topic_keys)
 
     def _append(
         self, topic: str, index: int, records: bytes, acks: int
@@ -171,6 +181,7 @@ class DataApis:
         self,
         version: int,
         results: dict[tuple[str, int], tuple[int, LogAppendInfo | None, str | None]],
+        topic_keys: dict[str, Any],
     ) -> Any:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         leaders: set[int] = set()
@@ -198,7 +209,12 @@ class DataApis:
                     leaders.add(leader)
             by_topic.setdefault(topic, []).append(entry)
         values = {
-            "responses": [{"name": t, "partition_responses": p} for t, p in by_topic.items()],
+            "responses": [
+                {"name": t, "topic_id": topic_keys[t], "partition_responses": p}
+                if version >= 13
+                else {"name": t, "partition_responses": p}
+                for t, p in by_topic.items()
+            ],
             "throttle_time": 0,
             "node_endpoints": self._endpoints(leaders),
         }

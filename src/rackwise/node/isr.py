@@ -221,8 +221,11 @@ class IsrManager:
         connect: Connector,
         *,
         caught_up: CaughtUp = is_caught_up,
+        planner: Callable[[MetadataImage], list[IsrChange]] | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.planner = planner
+        self._wake = asyncio.Event()
         self.broker_epoch = broker_epoch
         self.image = image
         self.wait_image = wait_image
@@ -236,8 +239,11 @@ class IsrManager:
         epoch = self.broker_epoch()
         if epoch < 0 or not is_leader_ready(image, self.broker_id, epoch):
             return []
-        planned = plan_isr_expansions(image, self.broker_id, self.caught_up)
-        planned += plan_isr_shrinks(image, self.broker_id)
+        if self.planner is not None:
+            planned = self.planner(image)
+        else:
+            planned = plan_isr_expansions(image, self.broker_id, self.caught_up)
+            planned += plan_isr_shrinks(image, self.broker_id)
         self._answered &= set(planned)  # forget what the image has moved past
         return [c for c in planned if c not in self._answered]
 
@@ -250,7 +256,7 @@ class IsrManager:
         try:
             while True:
                 wait_s = IDLE_WAIT_S if retry_at is None else max(retry_at - loop.time(), 0.0)
-                await self.wait_image(_changed_since(seen), wait_s)
+                await self._wait(seen, wait_s)
                 seen = self.image()
                 changes = self.plan(seen)
                 if not changes:
@@ -263,6 +269,25 @@ class IsrManager:
                     backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
         finally:
             await self.close()
+
+    def wake(self) -> None:
+        """Plan again now (a follower's progress or a timer may have changed the plan)."""
+        self._wake.set()
+
+    async def _wait(self, seen: MetadataImage | None, wait_s: float) -> None:
+        """Until the image changes, :meth:`wake` is called, or ``wait_s`` passes."""
+        if self._wake.is_set():
+            self._wake.clear()
+            return
+        image_task = asyncio.ensure_future(self.wait_image(_changed_since(seen), wait_s))
+        wake_task = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({image_task, wake_task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (image_task, wake_task):
+                task.cancel()
+            await asyncio.gather(image_task, wake_task, return_exceptions=True)
+        self._wake.clear()
 
     async def send(self, changes: Sequence[IsrChange]) -> bool:
         """One AlterPartition for ``changes``; whether every one was settled."""

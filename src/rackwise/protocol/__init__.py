@@ -15,6 +15,9 @@ that the rest of rackwise never imports kio.
   FetchMetadataLog, FetchMetadataSnapshot), schema first (``schemas/*.json``), with the
   metadata records' schema loader and codec.
 * :mod:`~rackwise.protocol.values`: :func:`make` builds any message from plain values.
+* :mod:`~rackwise.protocol.fetch_response`: Fetch responses written around their record
+  batches, as buffers (:func:`encode_response_buffers`; a handler may answer with
+  :class:`FetchResponseValues`, plain values, and skip building the message).
 
 Kafka's message classes (kio's) are reached through :func:`request_class` and
 :func:`response_class`; unknown tagged fields are skipped everywhere.
@@ -46,10 +49,11 @@ from rackwise.protocol.errors import (
     UnsupportedVersionException,
     error_name,
 )
+from rackwise.protocol.fetch_response import FetchResponseValues, encode_fetch_response
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
 from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
-from rackwise.protocol.server import decode_request, encode_response
+from rackwise.protocol.server import decode_request, encode_response, encode_response_buffers
 from rackwise.protocol.values import field_names, make, millis
 
 
@@ -70,6 +74,7 @@ __all__ = [
     "ApiSpec",
     "Close",
     "CorrelationIdMismatchException",
+    "FetchResponseValues",
     "FinalizedFeature",
     "FrameDecoder",
     "Frames",
@@ -89,8 +94,10 @@ __all__ = [
     "apis_for",
     "decode_request",
     "decode_response",
+    "encode_fetch_response",
     "encode_request",
     "encode_response",
+    "encode_response_buffers",
     "error_name",
     "field_names",
     "frame",

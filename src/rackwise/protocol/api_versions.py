@@ -1,7 +1,8 @@
 """ApiVersions responses, built from the table of :mod:`rackwise.protocol.apis`, with Kafka's
 rules:
 
-* the response lists every API the listener serves, sorted by api key, with its range;
+* the response lists every API the listener serves, sorted by api key, with its range (Produce
+  from 0, as Kafka 4.1 lists it, though versions 0-2 are refused: KAFKA-18659);
 * from v3 it carries the features (``metadata.version`` and the like): the levels this node
   supports and the cluster's finalized levels with their epoch. In v0-v3 a supported feature
   whose lowest level is 0 is left out (KAFKA-17492: older clients fail on it), in v4 it stays;
@@ -93,10 +94,11 @@ def api_versions_response(
 
 def api_version_entries(listener: Listener) -> list[dict[str, int]]:
     """The ``api_keys`` list of a listener's ApiVersions response, sorted by api key."""
-    return [
-        {"api_key": spec.api_key, "min_version": spec.min_version, "max_version": spec.max_version}
-        for spec in sorted(apis_for(listener).values(), key=lambda spec: spec.api_key)
-    ]
+    entries = []
+    for spec in sorted(apis_for(listener).values(), key=lambda spec: spec.api_key):
+        low, high = spec.advertised_range
+        entries.append({"api_key": spec.api_key, "min_version": low, "max_version": high})
+    return entries
 
 
 def unsupported_version_response() -> Any:

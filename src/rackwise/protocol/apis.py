@@ -3,14 +3,21 @@ and what the request decoder accepts.
 
 Goals
     Advertise what Kafka 4.1 advertises for each API we serve, so that clients pick the same
-    versions they pick against Kafka and infer the same features, and accept exactly what we
-    advertise. Real clients read the table as follows (their sources, at the versions named):
+    versions they pick against Kafka and infer the same features, and accept exactly what
+    Kafka 4.1 accepts. Real clients read the table as follows (their sources, at the versions
+    named):
 
     ============================ ======= ============== ================ ===============
     API (key)                    range   kafka-python   librdkafka 2.15  aiokafka 0.14
                                          3.0.12 sends   sends            sends
     ============================ ======= ============== ================ ===============
     ApiVersions (18)             0-4     4              3                0
+    Produce (0)                  3-13    9              10               7
+    Fetch (1)                    4-18    12             16               11
+    ListOffsets (2)              1-10    10             7                3
+    OffsetForLeaderEpoch (23)    2-4     4              2                (never sends it)
+    DeleteRecords (21)           0-2     2              2                2
+    InitProducerId (22)          0-5     4              4                0
     Metadata (3)                 0-13    13             13 (10 for acls) 5
     DescribeCluster (60)         0-2     2              (uses Metadata)  (uses Metadata)
     CreateTopics (19)            2-7     7              4                3
@@ -20,14 +27,24 @@ Goals
     DescribeAcls (29)            1-3     3              2                2
     ============================ ======= ============== ================ ===============
 
+    (kafka-python caps Produce at 9 and Fetch at 12 in its producer and fetcher, InitProducerId
+    at 4; librdkafka uses Produce from 3 once the broker has record batch v2, Fetch 13+ only
+    with topic ids.) Two ranges are not the schemas' own: Produce is *advertised* as 0-13 and
+    accepted from 3 (KAFKA-18659: librdkafka before 2.11.1 compresses only for a broker that
+    lists Produce v0; Kafka 4.1 lists it, see :data:`ADVERTISED_MIN_VERSIONS`);
+    InitProducerId stops at 5 because Kafka 4.1 marks v6 (KIP-939) unstable and does not
+    advertise it. kio also has ListOffsets v11, which Kafka 4.1 lacks.
+
     kafka-python guesses the broker's release from the versions (``infer_broker_version_from_
     api_versions``) and gates features on the guess: ``create_topics`` with a default
-    partition count or replication factor (-1) needs 2.4 or later, client-side throttling 2.0.
-    Without Produce, Fetch or ListOffsets (the data path comes later) the only APIs of its test
-    list we serve are Metadata (v5: "1.0") and DescribeAcls (v3: "3.3"), so DescribeAcls is
-    served, answering SECURITY_DISABLED (54) as a Kafka broker without an authorizer does, and
-    kafka-python sees a 3.3 broker. aiokafka 0.14 and librdkafka pick each request's version
-    from the table alone; neither requires an API we do not serve for the admin operations.
+    partition count or replication factor (-1) needs 2.4 or later, client-side throttling 2.0,
+    idempotent producers and record batch v2 0.11. Produce v13 makes its guess 4.1, as against
+    Kafka 4.1 (without the data path it was 3.3, from DescribeAcls v3, which is served,
+    answering SECURITY_DISABLED (54) as a Kafka broker without an authorizer does); nothing it
+    gates changes between the two. aiokafka 0.14 and librdkafka pick each request's version
+    from the table alone; neither requires an API we do not serve for producing, consuming
+    without a group, or the admin operations. No transactional API is served: a producer with
+    a ``transactional.id`` fails at InitProducerId (see :mod:`rackwise.node.producer_ids`).
 
 Constraints
     Every range is intersected with the versions kio 0.6.5 has classes for (the effective
@@ -37,10 +54,11 @@ Constraints
     its range, on the listeners it is served on.
 
 Algorithm
-    Two listeners, as KRaft has: ``broker`` (clients: the admin APIs, forwarded by the broker
-    to the active controller when they write) and ``controller`` (brokers: registration,
-    heartbeats, partition leaders' ISR changes (AlterPartition 2-3: Kafka 4 dropped 0-1,
-    which named topics by name), the metadata log, and the forwarded admin writes;
+    Two listeners, as KRaft has: ``broker`` (clients: the data path, and the admin APIs,
+    forwarded by the broker to the active controller when they write) and ``controller``
+    (brokers: registration, heartbeats, partition leaders' ISR changes (AlterPartition 2-3:
+    Kafka 4 dropped 0-1, which named topics by name), blocks of producer ids
+    (AllocateProducerIds 0), the metadata log, and the forwarded admin writes;
     DescribeConfigs and IncrementalAlterConfigs, as Kafka's controller serves them to admin
     clients that bootstrap from it). rackwise's own APIs use keys from 1000, clear of
     Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now ConsumerGroupHeartbeat's):
@@ -81,10 +99,16 @@ from rackwise.protocol.specs import OWN_APIS
 class ApiKey(enum.IntEnum):
     """The api keys rackwise serves, with Kafka's names."""
 
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
     METADATA = 3
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
+    INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_ACLS = 29
     DESCRIBE_CONFIGS = 32
     INCREMENTAL_ALTER_CONFIGS = 44
@@ -93,6 +117,7 @@ class ApiKey(enum.IntEnum):
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
     ALTER_PARTITION = 56
+    ALLOCATE_PRODUCER_IDS = 67
     CREATE_REPLICA_PLACEMENT = 1000
     FETCH_METADATA_LOG = 1001
     FETCH_METADATA_SNAPSHOT = 1002
@@ -111,6 +136,12 @@ CONTROLLER_ONLY: Final = frozenset({Listener.CONTROLLER})
 
 WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.API_VERSIONS, 0, 4, BOTH),
+    (ApiKey.PRODUCE, 3, 13, BROKER_ONLY),
+    (ApiKey.FETCH, 4, 18, BROKER_ONLY),
+    (ApiKey.LIST_OFFSETS, 1, 10, BROKER_ONLY),
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, 2, 4, BROKER_ONLY),
+    (ApiKey.DELETE_RECORDS, 0, 2, BROKER_ONLY),
+    (ApiKey.INIT_PRODUCER_ID, 0, 5, BROKER_ONLY),
     (ApiKey.METADATA, 0, 13, BROKER_ONLY),
     (ApiKey.DESCRIBE_CLUSTER, 0, 2, BROKER_ONLY),
     (ApiKey.CREATE_TOPICS, 2, 7, BOTH),
@@ -122,12 +153,18 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.BROKER_REGISTRATION, 0, 4, CONTROLLER_ONLY),
     (ApiKey.BROKER_HEARTBEAT, 0, 1, CONTROLLER_ONLY),
     (ApiKey.ALTER_PARTITION, 2, 3, CONTROLLER_ONLY),
+    (ApiKey.ALLOCATE_PRODUCER_IDS, 0, 0, CONTROLLER_ONLY),
     (ApiKey.CREATE_REPLICA_PLACEMENT, 0, 0, BOTH),
     (ApiKey.FETCH_METADATA_LOG, 0, 0, CONTROLLER_ONLY),
     (ApiKey.FETCH_METADATA_SNAPSHOT, 0, 0, CONTROLLER_ONLY),
 )
-"""(api key, lowest, highest version, listeners) as Kafka 4.1 offers them; the effective table
+"""(api key, lowest, highest version, listeners) as Kafka 4.1 accepts them; the effective table
 is this intersected with the versions that have classes."""
+
+ADVERTISED_MIN_VERSIONS: Final[Mapping[ApiKey, int]] = MappingProxyType({ApiKey.PRODUCE: 0})
+"""The one lowest version Kafka 4.1 advertises below what it accepts: Produce 0 (KAFKA-18659,
+Kafka's ``PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION``; on the broker listener, the only one
+Produce is served on). A Produce of version 0-2 is still refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +176,15 @@ class ApiSpec:
     min_version: int
     max_version: int
     listeners: frozenset[Listener]
+    advertised_min_version: int | None = None
+    """The lowest version ApiVersions lists when it is not ``min_version`` (Produce: 0)."""
+
+    @property
+    def advertised_range(self) -> tuple[int, int]:
+        """``(lowest, highest)`` as ApiVersions lists them."""
+        if self.advertised_min_version is None:
+            return self.min_version, self.max_version
+        return self.advertised_min_version, self.max_version
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -244,7 +290,9 @@ def _effective(api_key: ApiKey, lowest: int, highest: int, on: frozenset[Listene
     have = sorted(v for v in available_versions(api_key) if lowest <= v <= highest)
     if not have or have != list(range(have[0], have[-1] + 1)):
         raise RuntimeError(f"BUG: {api_key.name} has versions {have} within {lowest}-{highest}")
-    return ApiSpec(int(api_key), api_name(api_key), have[0], have[-1], on)
+    return ApiSpec(
+        int(api_key), api_name(api_key), have[0], have[-1], on, ADVERTISED_MIN_VERSIONS.get(api_key)
+    )
 
 
 SUPPORTED: Final[Mapping[int, ApiSpec]] = MappingProxyType(

@@ -68,6 +68,7 @@ from rackwise.protocol.apis import (
     is_known_api,
 )
 from rackwise.protocol.bodies import BODY_DECODE_ERRORS, read_body, write_body
+from rackwise.protocol.fetch_response import Buffer, FetchResponseValues, encode_fetch_response
 from rackwise.protocol.framing import frame
 from rackwise.protocol.header import (
     HeaderError,
@@ -119,6 +120,29 @@ def decode_request(data: bytes, listener: Listener) -> Outcome:
 def encode_response(header: RequestHeader, response: Any) -> bytes:
     """The frame (size prefix included) answering the request of ``header`` with ``response``,
     which must be the response class of the request's API and version."""
+    buffers = encode_response_buffers(header, response)
+    first = buffers[0]
+    return first if len(buffers) == 1 and isinstance(first, bytes) else b"".join(buffers)
+
+
+def encode_response_buffers(header: RequestHeader, response: Any) -> list[Buffer]:
+    """:func:`encode_response` as buffers to write in order (``writer.writelines``): a Fetch
+    response refers to its record batches instead of copying them (see
+    :mod:`rackwise.protocol.fetch_response`; it may also be given as
+    :class:`~rackwise.protocol.fetch_response.FetchResponseValues`), any other is one
+    buffer."""
+    if isinstance(response, FetchResponseValues):
+        return encode_fetch_response(header, response)
+    version = _check_response(header, response)
+    if header.api_key == ApiKey.FETCH:
+        return encode_fetch_response(header, response)
+    spec = SUPPORTED[header.api_key]
+    head = encode_response_header(header.correlation_id, spec.response_header_version(version))
+    return [frame(head + write_body(response))]
+
+
+def _check_response(header: RequestHeader, response: Any) -> int:
+    """The version of ``response``, checked to answer the request of ``header``."""
     cls = type(response)
     api_key = int(getattr(cls, "__api_key__", -1))
     version = int(getattr(cls, "__version__", -1))
@@ -140,8 +164,7 @@ def encode_response(header: RequestHeader, response: Any) -> bytes:
             f"BUG: a version {version} response to a version {header.api_version} request "
             f"of {spec.name}"
         )
-    head = encode_response_header(header.correlation_id, spec.response_header_version(version))
-    return frame(head + write_body(response))
+    return version
 
 
 def _not_enabled(api_key: int, api_version: int, correlation_id: int) -> Close:

@@ -23,7 +23,11 @@ Constraints
     time on a shared 2-core machine: a BrokerHeartbeat v1 request reads in about 4 us (kio's
     native reader 0.3 us); a CreateTopics v7 request assigning 100 partitions in 0.2-0.4 ms
     (kio's reader 15-25 us, kio's writer 0.4-0.8 ms to write it): fine for the admin and
-    control traffic served here.
+    control traffic served here. The data path too: a Produce v9 request of 1 MiB of records
+    reads in 0.03 ms in 1 partition (1.5 times a plain copy of the bytes), 0.18 ms in 100 and
+    1.5 ms in 1000 (kio's native reader: 0.02, 0.04 and 0.18 ms). The cost is per partition,
+    building kio's objects; a decoder written for Produce alone, building the same objects,
+    was only 1.35 times faster, so Produce is read here like every other message.
 
 Algorithm
     For each class, once: a reader per field from its annotation and ``kafka_type`` metadata.

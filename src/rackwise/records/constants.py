@@ -45,3 +45,14 @@ BROKER_LOGGER_RESOURCE: Final = 8
 
 METADATA_VERSION_FEATURE: Final = "metadata.version"
 """The feature whose level says which record versions the log may hold."""
+
+NO_BROKER: Final = -1
+"""``ProducerIdsRecord.broker_id`` (with ``broker_epoch`` :data:`NO_BROKER_EPOCH`) as a snapshot
+writes it: the next block's start, handed to no broker."""
+NO_BROKER_EPOCH: Final = -1
+"""``ProducerIdsRecord.broker_epoch`` in a snapshot."""
+NO_NEXT_PRODUCER_ID: Final = -1
+"""The image's next producer id before any block was handed out (Kafka's
+``ProducerIdsImage.EMPTY``): the first block starts at 0."""
+PRODUCER_ID_BLOCK_SIZE: Final = 1000
+"""Producer ids per block (Kafka's ``ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE``)."""

@@ -341,6 +341,18 @@ class FeatureLevelRecordV0:
 FeatureLevelRecord = FeatureLevelRecordV0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProducerIdsRecordV0:
+    __version__: ClassVar[int]
+    __api_key__: ClassVar[int]
+    __flexible__: ClassVar[bool]
+    __fields__: ClassVar[tuple[FieldSpec, ...]]
+    broker_id: int
+    broker_epoch: int = ...
+    next_producer_id: int
+
+ProducerIdsRecord = ProducerIdsRecordV0
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistrationChangeRecordV0:
     __version__: ClassVar[int]
     __api_key__: ClassVar[int]
@@ -405,6 +417,8 @@ __all__ = [
     "PartitionRecordV0",
     "PartitionRecordV1",
     "PartitionRecordV2",
+    "ProducerIdsRecord",
+    "ProducerIdsRecordV0",
     "RegisterBrokerRecord",
     "RegisterBrokerRecordV0",
     "RegisterBrokerRecordV1",

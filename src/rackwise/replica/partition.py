@@ -137,6 +137,10 @@ class Partition:
             for r in state.replicas:
                 if r != self.broker_id and r not in self.followers:
                     self.followers[r] = FollowerState(r)
+                follower = self.followers.get(r)
+                if follower is not None and r in state.isr and r not in previous.isr:
+                    # It joined the ISR, so it was caught up when the controller agreed.
+                    follower.last_caught_up_ms = max(follower.last_caught_up_ms, now_ms)
             for r in list(self.followers):
                 if r not in state.replicas:
                     del self.followers[r]

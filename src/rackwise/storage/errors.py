@@ -1,0 +1,143 @@
+"""The errors of the partition log, in the taxonomy of :mod:`rackwise.common.errors`.
+
+Each class carries Kafka's name, its protocol error code and Kafka's retriable flag, so a
+request handler answers ``error_code`` without a table of its own. Where Kafka's exception
+extends another (``UnknownProducerIdException`` is an ``OutOfOrderSequenceException``), the
+class here does too, so an ``except`` written against Kafka's hierarchy behaves the same.
+Messages name the partition and the offending value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from rackwise.common.errors import RackwiseError
+
+UNKNOWN_SERVER_ERROR: Final = -1
+"""Kafka's code for an exception that has no code of its own."""
+
+
+class CorruptRecordException(RackwiseError):
+    """CORRUPT_MESSAGE: a batch whose framing (length fields) or CRC32C does not check out."""
+
+    error_code = 2
+    retriable = True
+
+
+class RecordTooLargeException(RackwiseError):
+    """MESSAGE_TOO_LARGE: a batch larger than the topic's ``max.message.bytes``."""
+
+    error_code = 10
+
+
+class RecordBatchTooLargeException(RackwiseError):
+    """RECORD_LIST_TOO_LARGE: a request's records larger than the topic's ``segment.bytes``."""
+
+    error_code = 18
+
+
+class _RecordErrors(RackwiseError):
+    """An error that may name the records at fault, as a ProduceResponse's ``record_errors``:
+    (index of the record in its batch, message) pairs."""
+
+    def __init__(self, message: str, record_errors: Sequence[tuple[int, str]] = ()) -> None:
+        super().__init__(message)
+        self.record_errors = tuple(record_errors)
+
+
+class InvalidRecordException(_RecordErrors):
+    """INVALID_RECORD: a batch that is well framed but breaks a rule of the log (record count
+    against its offset range, offset deltas, a control batch from a client, magic)."""
+
+    error_code = 87
+
+
+class InvalidTimestampException(_RecordErrors):
+    """INVALID_TIMESTAMP: a CreateTime timestamp outside ``message.timestamp.before.max.ms`` /
+    ``message.timestamp.after.max.ms`` of the broker's clock, or a producer that set the
+    LogAppendTime bit itself."""
+
+    error_code = 32
+
+
+class UnsupportedForMessageFormatException(RackwiseError):
+    """UNSUPPORTED_FOR_MESSAGE_FORMAT: a request the log's message format cannot serve."""
+
+    error_code = 43
+
+
+class OffsetOutOfRangeException(RackwiseError):
+    """OFFSET_OUT_OF_RANGE: an offset outside [log start offset, log end offset]."""
+
+    error_code = 1
+
+
+class KafkaStorageException(RackwiseError):
+    """KAFKA_STORAGE_ERROR: the log's directory failed (an I/O error); the log refuses further
+    writes until it is opened again."""
+
+    error_code = 56
+    retriable = True
+
+
+class OutOfOrderSequenceException(RackwiseError):
+    """OUT_OF_ORDER_SEQUENCE_NUMBER: an idempotent producer's sequence that does not follow
+    on from its last batch."""
+
+    error_code = 45
+
+
+class InvalidProducerEpochException(RackwiseError):
+    """INVALID_PRODUCER_EPOCH: a batch from an older epoch of an idempotent producer."""
+
+    error_code = 47
+
+
+class ProducerFencedException(RackwiseError):
+    """PRODUCER_FENCED: a newer instance of the producer has taken over its producer id."""
+
+    error_code = 90
+
+
+class UnknownProducerIdException(OutOfOrderSequenceException):
+    """UNKNOWN_PRODUCER_ID: the log no longer holds the producer's state (expired, or removed
+    by retention) and its batch does not start a new sequence."""
+
+    error_code = 59
+
+
+class InvalidTxnStateException(RackwiseError):
+    """INVALID_TXN_STATE: transactional data outside an ongoing transaction."""
+
+    error_code = 48
+
+
+class InconsistentTopicIdException(RackwiseError):
+    """INCONSISTENT_TOPIC_ID: the topic id in a partition's ``partition.metadata`` differs from
+    the one the broker was given (the topic was deleted and created again under its name)."""
+
+    error_code = 103
+    retriable = True
+
+
+class UnexpectedAppendOffsetException(RackwiseError):
+    """Kafka's UnexpectedAppendOffsetException: a follower append whose first offset is below
+    the log end offset. Kafka has no protocol code for it; the fetcher truncates and retries."""
+
+    error_code = UNKNOWN_SERVER_ERROR
+    retriable = True
+
+
+class OffsetsOutOfOrderException(RackwiseError):
+    """Kafka's OffsetsOutOfOrderException: a follower append whose batches' offsets do not
+    increase. Kafka has no protocol code for it."""
+
+    error_code = UNKNOWN_SERVER_ERROR
+
+
+class CorruptIndexException(RackwiseError):
+    """Kafka's CorruptIndexException: an index file that fails its sanity check. Never reaches
+    a client: the log rebuilds the index from its segment."""
+
+    error_code = UNKNOWN_SERVER_ERROR

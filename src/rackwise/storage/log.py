@@ -1,0 +1,512 @@
+"""One partition's log on disk (Kafka's UnifiedLog and LocalLog).
+
+Goals
+    Append a producer's batches as the leader (validated, offsets and leader epoch written in
+    place) or a leader's batches as a follower; serve reads of whole batches; keep the leader
+    epoch cache and the producer state in step; truncate, roll, flush, apply retention; and
+    reopen after any crash to a prefix of what was appended, in Kafka's on-disk format.
+
+Constraints
+    Durability comes from replication, as in Kafka: an append is written to the page cache and
+    fsynced when ``flush.messages`` or ``flush.ms`` says, when its segment rolls, and at a
+    clean shutdown; the recovery point records how far data is known to be on disk. No file
+    descriptor is held between calls (the broker's :class:`~rackwise.storage.files.FileCache`
+    holds them). One lock per log: callers may come from several threads. An I/O error marks
+    the log failed: every later call raises KAFKA_STORAGE_ERROR until it is opened again.
+
+Algorithm
+    Leader append: validate (:mod:`rackwise.storage.batch`), check the producer's sequence
+    and epoch (a retry of one of its last five batches is answered with the original offsets
+    and nothing is written), stamp offsets from the log end offset, the leader epoch and (for
+    ``LogAppendTime``) the time, record a new epoch in the cache, roll the active segment if
+    the batch would overflow it (``segment.bytes``, ``segment.ms`` plus jitter, a full index, an
+    offset beyond the index's int32), write, update the producer state, and flush if
+    ``flush.messages`` is reached. Follower append: framing, magic and CRC only; the first
+    offset may not be below the log end offset. Reads return whole batches from one segment,
+    from the batch holding the offset up to ``max_offset`` (exclusive) and ``max_bytes``.
+    Opening, recovery and retention are in :mod:`rackwise.storage.recovery` and
+    :mod:`rackwise.storage.retention`.
+
+Worked example
+    An empty log at epoch 3 receives a batch of 5 records: offsets 0-4 are written into it,
+    epoch entry (3, 0) is checkpointed, the answer is first offset 0, last offset 4. A
+    follower fetching from offset 0 with ``max_offset`` = log end (5) gets the batch's bytes
+    exactly as stored; a consumer with the high watermark still 0 gets nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import logging
+import random
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rackwise.storage import appends, record_codec
+from rackwise.storage.appends import LogAppendInfo
+from rackwise.storage.batch import BatchHeader
+from rackwise.storage.checkpoints import LEADER_EPOCH_CHECKPOINT, check_topic_id, fsync_directory
+from rackwise.storage.config import LogConfig
+from rackwise.storage.epochs import LeaderEpochCache
+from rackwise.storage.errors import (
+    CorruptIndexException,
+    KafkaStorageException,
+    OffsetOutOfRangeException,
+)
+from rackwise.storage.files import FileCache
+from rackwise.storage.producer_state import ProducerStateManager
+from rackwise.storage.recovery import load_segments
+from rackwise.storage.retention import delete_old_segments
+from rackwise.storage.segment import LogSegment, SegmentSettings
+
+__all__ = ["FetchSlice", "LogAppendInfo", "LogConfig", "PartitionLog"]
+
+LOG: Final = logging.getLogger("rackwise.storage")
+NO_OFFSET: Final = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSlice:
+    """Whole batches read from the log."""
+
+    records: bytes
+    first_offset: int
+    """Base offset of the first batch returned; the fetch offset when ``records`` is empty."""
+    file_region: tuple[Path, int, int] | None = None
+    """(segment file, position, size) of ``records``, for a future ``sendfile``."""
+
+
+def segment_jitter(config: LogConfig, rng: random.Random) -> int:
+    """Kafka's randomSegmentJitter: uniform in [0, min(segment.jitter.ms, segment.ms))."""
+    if config.segment_jitter_ms <= 0:
+        return 0
+    return rng.randrange(min(config.segment_jitter_ms, config.segment_ms))
+
+
+def parse_log_dir_name(name: str) -> tuple[str, int]:
+    """(topic, partition) of a ``<topic>-<partition>`` directory name."""
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        raise ValueError(f"{name!r} is not in the form of topic-partition")
+    return topic, int(partition)
+
+
+class PartitionLog:
+    """One partition's log (module docstring). Build it with :meth:`open`."""
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        *,
+        files: FileCache,
+        clock: Callable[[], int],
+        epochs: LeaderEpochCache,
+        producer_state: ProducerStateManager,
+        topic_id: uuid.UUID | None,
+        rng: random.Random,
+    ) -> None:
+        self.directory = directory
+        self.topic, self.partition = parse_log_dir_name(directory.name)
+        self.config = config
+        self.files = files
+        self.clock = clock
+        self.epochs = epochs
+        self.producer_state = producer_state
+        self.topic_id = topic_id
+        self.rng = rng
+        self.segments: list[LogSegment] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0
+        self.last_flush_ms = clock()
+        self._lock = threading.RLock()
+        self._failed: BaseException | None = None
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.name}, logStartOffset={self.log_start_offset}, "
+            f"logEndOffset={self.log_end_offset}, highWatermark={self.high_watermark})"
+        )
+
+    # ---- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        *,
+        topic_id: uuid.UUID | None,
+        recovery_point: int,
+        log_start_offset: int,
+        had_clean_shutdown: bool,
+        files: FileCache,
+        clock: Callable[[], int],
+        high_watermark: int | None = None,
+        producer_id_expiration_ms: int = 86_400_000,
+        rng: random.Random | None = None,
+    ) -> PartitionLog:
+        """Open (creating if needed) the log in ``directory``, recovering it after an unclean
+        shutdown (:mod:`rackwise.storage.recovery`)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        topic_id = check_topic_id(directory, topic_id)
+        log = cls(
+            directory,
+            config,
+            files=files,
+            clock=clock,
+            epochs=LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT),
+            producer_state=ProducerStateManager(
+                directory, producer_id_expiration_ms=producer_id_expiration_ms
+            ),
+            topic_id=topic_id,
+            rng=rng if rng is not None else random.Random(),
+        )
+        loaded = load_segments(
+            directory,
+            files,
+            log._settings(),
+            log.epochs,
+            had_clean_shutdown=had_clean_shutdown,
+            recovery_point=recovery_point,
+            log_start_offset=log_start_offset,
+            now_ms=clock(),
+            jitter=lambda: segment_jitter(config, log.rng),
+        )
+        log.segments = loaded.segments
+        log.log_start_offset = loaded.log_start_offset
+        log.recovery_point = loaded.recovery_point
+        log.log_end_offset = loaded.log_end_offset
+        log._rebuild_producer_state()
+        hw = log.log_start_offset if high_watermark is None else high_watermark
+        log.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
+        return log
+
+    def _settings(self) -> SegmentSettings:
+        return SegmentSettings(self.config.index_interval_bytes, self.config.segment_index_bytes)
+
+    def _rebuild_producer_state(self) -> None:
+        """Load the newest producer snapshot and replay the batches after it."""
+        replay_from = self.producer_state.load(
+            self.log_start_offset, self.log_end_offset, now_ms=self.clock()
+        )
+        now = self.clock()
+        for header in self._headers_from(replay_from):
+            self.producer_state.update(header, now_ms=now)
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+
+    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
+        """Every batch whose last offset is at least ``offset``, in order."""
+        if offset >= self.log_end_offset:
+            return
+        for segment in self.segments[max(self._floor_index(offset), 0) :]:
+            first = segment.translate_offset(offset)
+            if first is not None:
+                yield from segment.iter_headers(first.position)
+
+    def update_config(self, config: LogConfig) -> None:
+        """Use ``config`` from now on (new segments take its index settings)."""
+        with self._lock:
+            self.config = config
+
+    # ---- state -------------------------------------------------------------------------------
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.epochs.latest_epoch
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    def size_bytes(self) -> int:
+        with self._lock:
+            return sum(s.size for s in self.segments)
+
+    def _floor_index(self, offset: int) -> int:
+        """The index of the segment that would hold ``offset`` (-1 if before the first)."""
+        return bisect.bisect_right([s.base_offset for s in self.segments], offset) - 1
+
+    @contextlib.contextmanager
+    def _io(self, action: str) -> Iterator[None]:
+        """Hold the lock; turn an I/O error into KAFKA_STORAGE_ERROR and fail the log."""
+        with self._lock:
+            if self._failed is not None:
+                raise KafkaStorageException(
+                    f"The log of {self.name} in dir {self.directory.parent} failed earlier "
+                    f"({self._failed}); it must be opened again"
+                )
+            if self._closed:
+                raise KafkaStorageException(f"The log of {self.name} is closed")
+            try:
+                yield
+            except OSError as e:
+                self._failed = e
+                raise KafkaStorageException(
+                    f"Error while {action} for {self.name} in dir {self.directory.parent}: {e}"
+                ) from e
+
+    # ---- appends -----------------------------------------------------------------------------
+
+    def append_as_leader(self, records: bytes, *, leader_epoch: int) -> LogAppendInfo:
+        """Validate, stamp and append a producer's records (:mod:`rackwise.storage.appends`)."""
+        with self._io("appending records"):
+            return appends.append_as_leader(self, records, leader_epoch)
+
+    def append_as_follower(self, records: bytes) -> LogAppendInfo:
+        """Append a leader's batches, offsets and epochs as they are."""
+        with self._io("appending replicated records"):
+            return appends.append_as_follower(self, records)
+
+    # ---- rolling and flushing ----------------------------------------------------------------
+
+    def roll(self) -> None:
+        """Start a new active segment at the log end offset (an empty active segment stays)."""
+        with self._io("rolling the log"):
+            if self.active_segment.size:
+                self.roll_to(self.log_end_offset)
+
+    def roll_to(self, expected_next_offset: int) -> LogSegment:
+        """Kafka's LocalLog.roll, then a producer snapshot and a flush up to the new segment."""
+        new_offset = max(expected_next_offset, self.log_end_offset)
+        active = self.active_segment
+        now = self.clock()
+        if new_offset == active.base_offset and active.size == 0:
+            active.delete()
+            self.segments.pop()
+        elif new_offset <= active.base_offset:
+            raise ValueError(
+                f"BUG: rolling {self.name} at {new_offset}, not above the active segment "
+                f"{active.base_offset}"
+            )
+        else:
+            active.on_become_inactive()
+        segment = LogSegment.create(
+            self.directory,
+            new_offset,
+            self.files,
+            self._settings(),
+            now_ms=now,
+            roll_jitter_ms=segment_jitter(self.config, self.rng),
+        )
+        self.segments.append(segment)
+        self.producer_state.update_map_end_offset(new_offset)
+        self.producer_state.take_snapshot(new_offset)
+        self.flush_to(new_offset)
+        LOG.info("%s: rolled new log segment at offset %d", self.name, new_offset)
+        return segment
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync everything below ``offset`` (the log end offset) and move the recovery point
+        there."""
+        with self._io("flushing the log"):
+            self.flush_to(
+                self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+            )
+
+    def flush_to(self, offset: int) -> None:
+        if offset <= self.recovery_point:
+            return
+        for segment in self.segments[max(self._floor_index(self.recovery_point), 0) :]:
+            if segment.base_offset >= offset:
+                break
+            segment.flush()
+        fsync_directory(self.directory)
+        self.recovery_point = offset
+        self.last_flush_ms = self.clock()
+
+    def close(self) -> None:
+        """Snapshot the producer state at the log end, write the indexes, release files."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self._failed is None:
+                    self.producer_state.take_snapshot(self.log_end_offset)
+                    for segment in self.segments:
+                        segment.close()
+            finally:
+                self._closed = True
+                self.files.forget_under(self.directory)
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def read(
+        self, offset: int, *, max_bytes: int, max_offset: int, min_one_batch: bool
+    ) -> FetchSlice:
+        """Whole batches from the one holding ``offset`` (module docstring)."""
+        with self._io("reading"):
+            if offset < self.log_start_offset or offset > self.log_end_offset:
+                raise OffsetOutOfRangeException(
+                    f"Received request for offset {offset} for partition {self.name}, but we "
+                    f"only have log segments in the range {self.log_start_offset} to "
+                    f"{self.log_end_offset}."
+                )
+            if offset >= min(max_offset, self.log_end_offset):
+                return FetchSlice(b"", offset)
+            for segment in self.segments[max(self._floor_index(offset), 0) :]:
+                self._usable(segment)
+                found = segment.read(
+                    offset, max_bytes=max_bytes, max_offset=max_offset, min_one_batch=min_one_batch
+                )
+                if found is not None:
+                    data, first = found
+                    if not data:
+                        return FetchSlice(b"", offset)
+                    position = segment.translate_offset(first)
+                    region = (segment.log_path, position.position if position else 0, len(data))
+                    return FetchSlice(data, first, region)
+            return FetchSlice(b"", offset)
+
+    def _usable(self, segment: LogSegment) -> None:
+        """Load a segment's indexes; rebuild them if they fail their sanity check."""
+        try:
+            segment.offset_index.load()
+            segment.time_index.load()
+        except CorruptIndexException as e:
+            result = segment.recover(lambda header: None)
+            LOG.warning(
+                "%s: rebuilt the indexes of %s (%s); truncated %d bytes",
+                self.name,
+                segment.log_path.name,
+                e,
+                result.truncated_bytes,
+            )
+
+    # ---- offsets -----------------------------------------------------------------------------
+
+    def update_high_watermark(self, offset: int) -> None:
+        """Set the high watermark, clamped to [log start offset, log end offset]."""
+        with self._lock:
+            self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    def maybe_increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: move the log start offset up to ``offset`` (never above the high
+        watermark); the segments wholly below it go at the next retention pass."""
+        with self._io("moving the log start offset"):
+            if offset > self.high_watermark:
+                raise OffsetOutOfRangeException(
+                    f"Cannot increment the log start offset to {offset} of partition "
+                    f"{self.name} since it is larger than the high watermark "
+                    f"{self.high_watermark}"
+                )
+            self.advance_log_start_offset(offset)
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        if offset <= self.log_start_offset:
+            return
+        self.log_start_offset = offset
+        LOG.info("%s: incremented log start offset to %d", self.name, offset)
+        self.epochs.truncate_from_start(offset)
+        self.producer_state.on_log_start_offset(offset)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every offset at or above ``offset`` (a follower's truncation)."""
+        with self._io("truncating the log"):
+            if offset < 0:
+                raise ValueError(f"Cannot truncate partition {self.name} to a negative offset")
+            if offset >= self.log_end_offset:
+                self.epochs.truncate_from_end(self.log_end_offset)
+                return
+            LOG.info("%s: truncating to offset %d", self.name, offset)
+            if self.segments[0].base_offset > offset:
+                self._truncate_fully(offset)
+                return
+            while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
+                self.segments.pop().delete()
+            self._usable(self.active_segment)
+            self.active_segment.truncate_to(offset)
+            self.log_end_offset = offset
+            self.recovery_point = min(self.recovery_point, offset)
+            self.epochs.truncate_from_end(offset)
+            self.log_start_offset = min(self.log_start_offset, offset)
+            replay_from = self.producer_state.truncate_and_reload(
+                self.log_start_offset, offset, now_ms=self.clock()
+            )
+            for header in self._headers_from(replay_from):
+                self.producer_state.update(header, now_ms=self.clock())
+            self.producer_state.update_map_end_offset(offset)
+            self.high_watermark = min(self.high_watermark, offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete everything; the log restarts empty at ``offset``."""
+        with self._io("truncating the whole log"):
+            self._truncate_fully(offset)
+
+    def _truncate_fully(self, offset: int) -> None:
+        old = self.segments
+        reused = [s for s in old if s.base_offset == offset]
+        for segment in reused:
+            segment.delete()
+        self.segments = [
+            LogSegment.create(
+                self.directory,
+                offset,
+                self.files,
+                self._settings(),
+                now_ms=self.clock(),
+                roll_jitter_ms=segment_jitter(self.config, self.rng),
+            )
+        ]
+        for segment in old:
+            if segment not in reused:
+                segment.delete()
+        self.epochs.clear()
+        self.producer_state.truncate_fully_and_start_at(offset)
+        self.log_start_offset = self.log_end_offset = self.high_watermark = offset
+        self.recovery_point = offset
+        fsync_directory(self.directory)
+
+    # ---- timestamps --------------------------------------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the first record at or after ``timestamp``
+        (ListOffsets by timestamp), through the time index; None if there is none."""
+        with self._io("searching by timestamp"):
+            for segment in self.segments:
+                self._usable(segment)
+                if segment.largest_timestamp() < timestamp:
+                    continue
+                found = segment.find_offset_by_timestamp(
+                    timestamp, self.log_start_offset, record_codec.decompress
+                )
+                if found is not None:
+                    return found[1], found[0], found[2]
+            return None
+
+    def max_timestamp_offset(self) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the record with the largest timestamp
+        (ListOffsets MAX_TIMESTAMP); None for a log without timestamps."""
+        with self._io("searching the largest timestamp"):
+            for segment in self.segments:
+                self._usable(segment)
+            best = max(self.segments, key=lambda s: s.max_timestamp_so_far)
+            if best.max_timestamp_so_far < 0:
+                return None
+            _, position = best.offset_index.lookup(best.offset_of_max_timestamp)
+            for header in best.iter_headers(position):
+                if header.max_timestamp == best.max_timestamp_so_far:
+                    offset = best.offset_of_timestamp_in_batch(header, record_codec.decompress)
+                    return offset, header.max_timestamp, header.partition_leader_epoch
+            return None
+
+    # ---- retention ---------------------------------------------------------------------------
+
+    def delete_old_segments(self, now_ms: int) -> int:
+        """Apply the log start offset, ``retention.bytes`` and ``retention.ms`` (the last two
+        only with ``cleanup.policy`` delete): the number of segments deleted
+        (:mod:`rackwise.storage.retention`)."""
+        with self._io("deleting old segments"):
+            return delete_old_segments(self, now_ms)

@@ -1,0 +1,510 @@
+"""One log segment: ``<base offset>.log`` with its ``.index`` and ``.timeindex`` (Kafka's
+LogSegment).
+
+Goals
+    Append whole batches, find the batch holding an offset or a timestamp, read whole batches,
+    truncate, and rebuild the indexes from the batches after a crash, in Kafka's file layout
+    and with Kafka's rules (index entry every ``index.interval.bytes``, time index entry for
+    the largest timestamp so far, roll on size, age, a full index or an offset that would not
+    fit the index's int32).
+
+Constraints
+    No descriptor is held: every access goes through the broker's
+    :class:`~rackwise.storage.files.FileCache`. Opening a segment reads nothing; its indexes
+    load on first use. Scans read the file in chunks and parse headers only (61 bytes each);
+    the CRC of a batch is computed only by :meth:`LogSegment.recover`.
+
+Algorithm
+    :meth:`LogSegment.translate_offset` looks the offset up in the offset index and walks the
+    headers forward from there to the first batch whose last offset reaches it.
+    :meth:`LogSegment.read` reads ``max_bytes`` from that batch in one ``pread`` and keeps the
+    whole batches below ``max_offset`` that fit (the first batch alone if none fits and the
+    caller wants at least one). :meth:`LogSegment.recover` checks every batch (framing,
+    magic, CRC32C, offsets increasing within the segment's int32 range) and cuts the file at
+    the first that fails.
+
+Worked example
+    A segment at base 0 holds batches 0-4 (position 0, 300 bytes) and 5-9 (position 300, 300
+    bytes). ``read(7, max_bytes=1000, max_offset=10)`` finds batch 5-9 and returns its 300
+    bytes; with ``max_bytes=100`` it returns nothing, or the batch anyway with
+    ``min_one_batch``; with ``max_offset=5`` it returns nothing: the batch starts at the limit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rackwise.storage.batch import (
+    BATCH_HEADER_BYTES,
+    MAGIC_V2,
+    NO_TIMESTAMP,
+    BatchHeader,
+    compute_crc,
+    parse_header,
+)
+from rackwise.storage.batch_records import iter_record_timestamps
+from rackwise.storage.errors import CorruptIndexException, CorruptRecordException
+from rackwise.storage.files import FileCache
+from rackwise.storage.index import INT32_MAX, OffsetIndex, TimeIndex
+
+LOG_SUFFIX: Final = ".log"
+INDEX_SUFFIX: Final = ".index"
+TIME_INDEX_SUFFIX: Final = ".timeindex"
+SCAN_CHUNK_BYTES: Final = 64 * 1024
+RECOVER_CHUNK_BYTES: Final = 8 * 1024 * 1024
+UNKNOWN: Final = -2
+"""A lazily computed value not yet known (distinct from NO_TIMESTAMP)."""
+NO_OFFSET: Final = -1
+
+
+def iter_file_headers(files: FileCache, path: Path, start: int, end: int) -> Iterator[BatchHeader]:
+    """Headers of the whole batches of the file ``path`` between ``start`` and ``end``, read in
+    chunks, with their positions in the file; stops before an incomplete tail."""
+    pos = start
+    buf = b""
+    buf_start = start
+    while end - pos >= BATCH_HEADER_BYTES:
+        rel = pos - buf_start
+        if rel + BATCH_HEADER_BYTES > len(buf):
+            buf = files.read(path, pos, min(SCAN_CHUNK_BYTES, end - pos))
+            buf_start, rel = pos, 0
+            if len(buf) < BATCH_HEADER_BYTES:
+                return
+        header = parse_header(buf, rel, file_position=pos)
+        if pos + header.size > end:
+            return
+        yield header
+        pos += header.size
+
+
+def segment_file_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
+    """Kafka's name: the base offset in 20 digits and the suffix."""
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_base_offset(name: str, suffix: str = LOG_SUFFIX) -> int | None:
+    """The base offset in a file name with ``suffix``, or None."""
+    if not name.endswith(suffix):
+        return None
+    stem = name[: -len(suffix)]
+    return int(stem) if len(stem) == 20 and stem.isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSettings:
+    """The topic settings a segment uses (from :class:`~rackwise.storage.log.LogConfig`)."""
+
+    index_interval_bytes: int = 4096
+    max_index_bytes: int = 10_485_760
+
+
+@dataclass(frozen=True, slots=True)
+class RecoverResult:
+    """What :meth:`LogSegment.recover` did."""
+
+    truncated_bytes: int
+    truncated_batches: int
+    """Whole batch headers walkable in the truncated bytes (a torn tail counts as one)."""
+    valid_batches: int
+    first_bad_offset: int
+    """The base offset the bad batch claims (or the next expected offset), NO_OFFSET if none."""
+    reason: str
+
+
+class LogSegment:
+    """One segment (module docstring). Not thread-safe: the log calls it under its lock."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        files: FileCache,
+        settings: SegmentSettings,
+        *,
+        size: int,
+        created_ms: int,
+        roll_jitter_ms: int = 0,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.files = files
+        self.settings = settings
+        self.size = size
+        self.created_ms = created_ms
+        self.roll_jitter_ms = roll_jitter_ms
+        self.log_path = directory / segment_file_name(base_offset)
+        self.index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
+        self.time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+        self.offset_index = OffsetIndex(
+            self.index_path, base_offset, settings.max_index_bytes, files
+        )
+        self.time_index = TimeIndex(
+            self.time_index_path, base_offset, settings.max_index_bytes, files
+        )
+        self._max_timestamp = UNKNOWN
+        self._offset_of_max_timestamp = UNKNOWN
+        self._rolling_timestamp = UNKNOWN
+        self._bytes_since_index_entry = 0
+
+    @classmethod
+    def create(
+        cls,
+        directory: Path,
+        base_offset: int,
+        files: FileCache,
+        settings: SegmentSettings,
+        *,
+        now_ms: int,
+        roll_jitter_ms: int = 0,
+    ) -> LogSegment:
+        """A new empty segment: its three files are created (replacing leftovers)."""
+        segment = cls(
+            directory,
+            base_offset,
+            files,
+            settings,
+            size=0,
+            created_ms=now_ms,
+            roll_jitter_ms=roll_jitter_ms,
+        )
+        for path in (segment.log_path, segment.index_path, segment.time_index_path):
+            files.create(path)
+        segment.offset_index.reset()
+        segment.time_index.reset()
+        segment._max_timestamp = NO_TIMESTAMP
+        segment._offset_of_max_timestamp = base_offset
+        segment._rolling_timestamp = NO_TIMESTAMP
+        return segment
+
+    def __repr__(self) -> str:
+        return f"LogSegment(baseOffset={self.base_offset}, size={self.size})"
+
+    # ---- scanning ----------------------------------------------------------------------------
+
+    def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[BatchHeader]:
+        """Headers of the whole batches between positions ``start`` and ``end`` (the segment's
+        size), with their positions in the file. Stops before an incomplete tail."""
+        return iter_file_headers(
+            self.files, self.log_path, start, self.size if end is None else end
+        )
+
+    def iter_headers_tolerant(self, start: int = 0) -> Iterator[BatchHeader]:
+        """:meth:`iter_headers` that ends quietly at a corrupt length (counting what a
+        truncation removes)."""
+        try:
+            yield from self.iter_headers(start)
+        except CorruptRecordException:
+            return
+
+    def translate_offset(self, offset: int, start_position: int = 0) -> BatchHeader | None:
+        """The first batch whose last offset is at least ``offset``, or None."""
+        _, position = self.offset_index.lookup(offset)
+        for header in self.iter_headers(max(position, start_position)):
+            if header.last_offset >= offset:
+                return header
+        return None
+
+    def read_next_offset(self) -> int:
+        """The offset after the segment's last batch (its base offset if it has none)."""
+        position = self.offset_index.last_position
+        next_offset = self.base_offset
+        for header in self.iter_headers(position):
+            next_offset = header.next_offset
+        return next_offset
+
+    def read(
+        self, start_offset: int, *, max_bytes: int, max_offset: int, min_one_batch: bool
+    ) -> tuple[bytes, int] | None:
+        """Whole batches from the one holding ``start_offset`` (module docstring) and the base
+        offset of the first; None if the segment has no offset at or above ``start_offset``."""
+        first = self.translate_offset(start_offset)
+        if first is None:
+            return None
+        if first.base_offset >= max_offset:
+            return b"", first.base_offset
+        wanted = min(max(max_bytes, first.size if min_one_batch else 0), self.size - first.position)
+        if wanted < first.size:
+            return b"", first.base_offset
+        data = self.files.read(self.log_path, first.position, wanted)
+        end = 0
+        while len(data) - end >= BATCH_HEADER_BYTES:
+            header = parse_header(data, end)
+            if header.base_offset >= max_offset or header.end > len(data):
+                break
+            end = header.end
+        return (data if end == len(data) else data[:end]), first.base_offset
+
+    # ---- appending ---------------------------------------------------------------------------
+
+    def append(
+        self, records: bytes, *, largest_offset: int, largest_timestamp: int, offset_of_max: int
+    ) -> None:
+        """Write ``records`` (whole, stamped batches) at the end; index as Kafka does."""
+        if not records:
+            return
+        position = self.size
+        if position == 0:
+            self._rolling_timestamp = largest_timestamp
+        if not self.offset_index.can_append_offset(largest_offset):
+            raise CorruptIndexException(
+                f"BUG: offset {largest_offset} does not fit segment {self.base_offset}'s index"
+            )
+        self.files.write(self.log_path, position, records)
+        self.size = position + len(records)
+        if largest_timestamp > self.max_timestamp_so_far:
+            self._max_timestamp = largest_timestamp
+            self._offset_of_max_timestamp = offset_of_max
+        if self._bytes_since_index_entry > self.settings.index_interval_bytes:
+            self.offset_index.append(largest_offset, position)
+            self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += len(records)
+
+    @property
+    def max_timestamp_so_far(self) -> int:
+        """The largest batch max timestamp in the segment (NO_TIMESTAMP if none)."""
+        if self._max_timestamp == UNKNOWN:
+            self._max_timestamp, self._offset_of_max_timestamp = self.time_index.last_entry
+        return self._max_timestamp
+
+    @property
+    def offset_of_max_timestamp(self) -> int:
+        _ = self.max_timestamp_so_far
+        return self._offset_of_max_timestamp
+
+    def largest_timestamp(self) -> int:
+        """Kafka's largestTimestamp: the max timestamp, else the file's modification time."""
+        if self.max_timestamp_so_far >= 0:
+            return self.max_timestamp_so_far
+        return self.last_modified_ms()
+
+    def last_modified_ms(self) -> int:
+        return os.stat(self.log_path).st_mtime_ns // 1_000_000
+
+    def first_batch_timestamp(self) -> int:
+        """The max timestamp of the first batch (what segment.ms measures from)."""
+        if self._rolling_timestamp == UNKNOWN:
+            first = next(self.iter_headers(0), None)
+            self._rolling_timestamp = first.max_timestamp if first else NO_TIMESTAMP
+        return self._rolling_timestamp
+
+    def time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
+        first = self.first_batch_timestamp()
+        if first >= 0:
+            return message_timestamp - first
+        return now_ms - self.created_ms
+
+    def should_roll(
+        self,
+        *,
+        now_ms: int,
+        max_timestamp: int,
+        max_offset: int,
+        messages_size: int,
+        segment_bytes: int,
+        segment_ms: int,
+    ) -> bool:
+        """Kafka's LogSegment.shouldRoll."""
+        reached_ms = self.time_waited_for_roll(now_ms, max_timestamp) > (
+            segment_ms - self.roll_jitter_ms
+        )
+        return (
+            self.size > segment_bytes - messages_size
+            or (self.size > 0 and reached_ms)
+            or self.offset_index.is_full()
+            or self.time_index.is_full()
+            or not self.offset_index.can_append_offset(max_offset)
+        )
+
+    # ---- durability --------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync the segment and write and fsync its indexes."""
+        self.files.fsync(self.log_path)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def on_become_inactive(self) -> None:
+        """The segment stops being the active one: the time index gets its final entry."""
+        if self.max_timestamp_so_far != NO_TIMESTAMP:
+            self.time_index.maybe_append(
+                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+            )
+
+    def close(self) -> None:
+        """Write the indexes (with the final time index entry) and release descriptors."""
+        if self._max_timestamp not in (UNKNOWN, NO_TIMESTAMP):
+            self.on_become_inactive()
+        self.offset_index.flush()
+        self.time_index.flush()
+        for path in (self.log_path, self.index_path, self.time_index_path):
+            self.files.forget(path)
+
+    def delete(self) -> None:
+        """Remove the segment's files (the log first, so no index outlives its segment)."""
+        for path in (self.log_path, self.index_path, self.time_index_path):
+            self.files.forget(path)
+            path.unlink(missing_ok=True)
+
+    # ---- truncation and recovery -------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove every batch at or above ``offset`` (the batch holding it, too); the bytes
+        removed."""
+        mapping = self.translate_offset(offset)
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        if mapping is None:
+            return 0
+        removed = self.size - mapping.position
+        self.files.truncate(self.log_path, mapping.position)
+        self.size = mapping.position
+        self._bytes_since_index_entry = 0
+        self._max_timestamp = UNKNOWN
+        self._rolling_timestamp = UNKNOWN
+        if self.size:
+            self._read_largest_timestamp()
+        return removed
+
+    def _read_largest_timestamp(self) -> None:
+        """Kafka's readLargestTimestamp: the last time index entry, or a larger batch max
+        timestamp after it."""
+        best, best_offset = self.time_index.last_entry
+        _, position = self.offset_index.lookup(best_offset)
+        for header in self.iter_headers(position):
+            if header.max_timestamp > best:
+                best, best_offset = header.max_timestamp, header.last_offset
+        self._max_timestamp, self._offset_of_max_timestamp = best, best_offset
+
+    def recover(self, on_batch: Callable[[BatchHeader], None]) -> RecoverResult:
+        """Check every batch, rebuild both indexes, call ``on_batch`` for each valid batch
+        (leader epochs, producer state) and cut the file at the first bad batch."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._max_timestamp, self._offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
+        valid = last_index_entry = count = 0
+        expected = self.base_offset
+        problem = ""
+        bad_offset = NO_OFFSET
+        for header, data in self._iter_batches_with_data():
+            problem = _batch_problem(header, data, expected, self.base_offset)
+            if problem:
+                bad_offset = header.base_offset
+                break
+            if header.max_timestamp > self._max_timestamp:
+                self._max_timestamp = header.max_timestamp
+                self._offset_of_max_timestamp = header.last_offset
+            if valid - last_index_entry > self.settings.index_interval_bytes:
+                self.offset_index.append(header.last_offset, valid)
+                self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
+                last_index_entry = valid
+            valid += header.size
+            count += 1
+            expected = header.next_offset
+            on_batch(header)
+        if not problem and valid < self.size:
+            problem, bad_offset = f"a torn batch: {self.size - valid} bytes remain", expected
+        truncated = self.size - valid
+        dropped = 0
+        if truncated:
+            dropped = max(1, sum(1 for _ in self.iter_headers_tolerant(valid)))
+            self.files.truncate(self.log_path, valid)
+            self.size = valid
+        self.time_index.maybe_append(
+            self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+        )
+        self._bytes_since_index_entry = valid - last_index_entry
+        self._rolling_timestamp = UNKNOWN
+        return RecoverResult(truncated, dropped, count, bad_offset, problem)
+
+    def _iter_batches_with_data(self) -> Iterator[tuple[BatchHeader, memoryview | None]]:
+        """Each whole batch with its bytes, in chunks; a header whose length field is too
+        short comes with None and ends the walk; a torn tail ends it silently."""
+        pos = 0
+        while self.size - pos >= BATCH_HEADER_BYTES:
+            chunk = self.files.read(self.log_path, pos, min(RECOVER_CHUNK_BYTES, self.size - pos))
+            rel = 0
+            while len(chunk) - rel >= BATCH_HEADER_BYTES:
+                header = parse_header(chunk, rel, file_position=pos + rel, check=False)
+                if header.size < BATCH_HEADER_BYTES:
+                    yield header, None
+                    return
+                if rel + header.size <= len(chunk):
+                    yield header, memoryview(chunk)[rel : rel + header.size]
+                    rel += header.size
+                elif rel == 0 and pos + header.size <= self.size:
+                    chunk = self.files.read(self.log_path, pos, header.size)  # a large batch
+                    if len(chunk) < header.size:
+                        return
+                else:
+                    break
+            if rel == 0:
+                return  # nothing whole in what the file holds
+            pos += rel
+
+    def find_offset_by_timestamp(
+        self, timestamp: int, starting_offset: int, decompress: Callable[[int, bytes], bytes]
+    ) -> tuple[int, int, int] | None:
+        """(timestamp, offset, leader epoch) of the first record at or after ``timestamp`` and
+        ``starting_offset``, or None (Kafka's findOffsetByTimestamp)."""
+        _, indexed_offset = self.time_index.lookup(timestamp)
+        _, position = self.offset_index.lookup(max(indexed_offset, starting_offset))
+        for header in self.iter_headers(position):
+            if header.max_timestamp < timestamp or header.last_offset < starting_offset:
+                continue
+            found = self._first_record_at(header, timestamp, starting_offset, decompress)
+            if found is not None:
+                return found
+        return None
+
+    def _first_record_at(
+        self,
+        header: BatchHeader,
+        timestamp: int,
+        starting_offset: int,
+        decompress: Callable[[int, bytes], bytes],
+    ) -> tuple[int, int, int] | None:
+        epoch = header.partition_leader_epoch
+        if header.timestamp_type == 1:
+            return header.max_timestamp, max(header.base_offset, starting_offset), epoch
+        body = self.files.read(
+            self.log_path, header.position + BATCH_HEADER_BYTES, header.size - BATCH_HEADER_BYTES
+        )
+        if header.compression:
+            body = decompress(header.compression, body)
+        for delta, ts in iter_record_timestamps(
+            body, 0, len(body), header.record_count, header.base_timestamp
+        ):
+            offset = header.base_offset + delta
+            if ts >= timestamp and offset >= starting_offset:
+                return ts, offset, epoch
+        return None
+
+    def offset_of_timestamp_in_batch(
+        self, header: BatchHeader, decompress: Callable[[int, bytes], bytes]
+    ) -> int:
+        """The offset of the first record whose timestamp is the batch's max timestamp."""
+        found = self._first_record_at(header, header.max_timestamp, 0, decompress)
+        return found[1] if found is not None else header.last_offset
+
+
+def _batch_problem(header: BatchHeader, data: memoryview | None, expected: int, base: int) -> str:
+    """Why recovery must stop at this batch, or "" if it checks out."""
+    if data is None:
+        return f"the batch at position {header.position} has an invalid length {header.size}"
+    if header.magic != MAGIC_V2:
+        return f"the batch at position {header.position} has magic {header.magic}"
+    if compute_crc(data) != header.crc:
+        return f"the batch at position {header.position} fails its CRC32C"
+    if header.base_offset < expected or header.last_offset_delta < 0:
+        return (
+            f"the batch at position {header.position} has offsets {header.base_offset}-"
+            f"{header.last_offset}, below the expected {expected}"
+        )
+    if header.last_offset - base > INT32_MAX:
+        return f"offset {header.last_offset} does not fit the index of segment {base}"
+    return ""

@@ -1,0 +1,166 @@
+"""The broker's log directories: startup, checkpoints, the clean-shutdown marker, creation,
+deletion, retention and flushing across logs."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER
+from rackwise.storage.config import LogConfig
+from rackwise.storage.errors import InconsistentTopicIdException
+from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
+from tests.storage.helpers import START_MS, Clock, batch, read_all
+
+TOPIC_ID = uuid.UUID(int=0xABCDEF)
+
+
+def _manager(dirs: list[Path], clock: Clock | None = None) -> LogManager:
+    manager = LogManager(
+        dirs, clock=clock or Clock(), default_config=LogConfig(), max_open_files=32
+    )
+    manager.startup()
+    return manager
+
+
+def test_shutdown_writes_checkpoints_and_the_marker_and_startup_reads_them(
+    tmp_path: Path,
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    orders = manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
+    other = manager.get_or_create("other-topic", 3, topic_id=None, config=LogConfig())
+    for _ in range(3):
+        orders.append_as_leader(batch(2), leader_epoch=1)
+    other.append_as_leader(batch(1), leader_epoch=0)
+    orders.update_high_watermark(4)
+    before = read_all(orders)
+    manager.shutdown(broker_epoch=7)
+    assert (d / CLEAN_SHUTDOWN_MARKER).read_bytes() == b'{"version":0,"brokerEpoch":7}'
+    assert (d / "recovery-point-offset-checkpoint").read_bytes() == (
+        b"0\n2\norders 0 6\nother-topic 3 1\n"
+    )
+    assert (d / "replication-offset-checkpoint").read_bytes() == (
+        b"0\n2\norders 0 4\nother-topic 3 0\n"
+    )
+    assert (d / "log-start-offset-checkpoint").read_bytes() == (
+        b"0\n2\norders 0 0\nother-topic 3 0\n"
+    )
+    again = _manager([d])
+    assert not (d / CLEAN_SHUTDOWN_MARKER).exists()
+    assert again.had_clean_shutdown == {d: True}
+    reloaded = again.get("orders", 0)
+    assert reloaded is not None and reloaded.topic_id == TOPIC_ID
+    assert (reloaded.log_end_offset, reloaded.high_watermark) == (6, 4)
+    assert read_all(reloaded) == before
+    assert {(g.topic, g.partition) for g in again.logs()} == {("orders", 0), ("other-topic", 3)}
+
+
+def test_without_the_marker_the_directory_is_recovered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    log = manager.get_or_create("t", 0, topic_id=None, config=LogConfig())
+    log.append_as_leader(batch(2), leader_epoch=0)
+    log.append_as_leader(batch(2), leader_epoch=0)
+    manager.checkpoint()  # recovery point 0: nothing flushed yet
+    segment = d / "t-0" / "00000000000000000000.log"
+    data = segment.read_bytes()
+    manager.files.close_all()  # the process dies
+    segment.write_bytes(data[:-5])
+    caplog.set_level(logging.INFO, "rackwise.storage")
+    again = _manager([d])
+    assert again.had_clean_shutdown == {d: False}
+    recovered = again.get("t", 0)
+    assert recovered is not None and recovered.log_end_offset == 2
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].startswith("t-0: recovered after an unclean shutdown")
+
+
+def test_delete_renames_then_removes_and_leftovers_are_finished_at_startup(
+    tmp_path: Path,
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    manager.get_or_create("gone", 0, topic_id=None, config=LogConfig()).append_as_leader(
+        batch(1), leader_epoch=0
+    )
+    manager.delete("gone", 0)
+    assert manager.get("gone", 0) is None
+    assert [p.name for p in d.iterdir() if p.is_dir()] == []
+    assert (d / "recovery-point-offset-checkpoint").read_bytes() == b"0\n0\n"
+    manager.shutdown()
+    name = delete_dir_name("gone", 1)
+    assert name.startswith("gone-1.") and name.endswith("-delete") and len(name) == 46
+    (d / name).mkdir()
+    (d / "moving-2.0123456789abcdef0123456789abcdef-future").mkdir()
+    again = _manager([d])
+    assert not (d / name).exists()
+    assert again.future_dirs == [d / "moving-2.0123456789abcdef0123456789abcdef-future"]
+    assert again.logs() == []
+    long_name = delete_dir_name("x" * 300, 12)
+    assert len(long_name) == 255
+
+
+def test_a_recreated_topic_with_another_id_is_refused(tmp_path: Path) -> None:
+    manager = _manager([tmp_path / "data"])
+    manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
+    manager.shutdown()
+    again = _manager([tmp_path / "data"])
+    with pytest.raises(InconsistentTopicIdException) as caught:
+        again.get_or_create("orders", 0, topic_id=uuid.UUID(int=1), config=LogConfig())
+    assert "AAAAAAAAAAAAAAAAAAAAAQ" in str(caught.value)
+    assert "AAAAAAAAAAAAAAAAAKvN7w" in str(caught.value)
+
+
+def test_new_replicas_go_where_the_most_space_is_free() -> None:
+    d1, d2 = Path("/d1"), Path("/d2")
+    assert choose_log_dir([(d1, 0.10, 10), (d2, 0.60, 300)]) == d2
+    assert choose_log_dir([(d1, 0.50, 10), (d2, 0.50, 3)]) == d2
+    assert choose_log_dir([(d1, 0.50, 3), (d2, 0.50, 3)]) == d1
+
+
+def test_on_one_file_system_replicas_spread_by_count(tmp_path: Path) -> None:
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    manager = _manager(dirs)
+    for p in range(4):
+        manager.get_or_create("t", p, topic_id=None, config=LogConfig())
+    placed = sorted(g.directory.parent.name for g in manager.logs())
+    assert placed == ["a", "a", "b", "b"]
+    explicit = manager.get_or_create("u", 0, topic_id=None, config=LogConfig(), preferred_dir=dirs[1])
+    assert explicit.directory == dirs[1] / "u-0"
+
+
+def test_retention_skips_compacted_only_logs(tmp_path: Path) -> None:
+    clock = Clock()
+    manager = _manager([tmp_path / "data"], clock)
+    policies = {"d": "delete", "c": "compact", "cd": "compact,delete"}
+    for topic, policy in policies.items():
+        config = LogConfig.from_topic_configs(
+            {"cleanup.policy": policy, "retention.ms": "1000", "segment.bytes": "100"}
+        )
+        log = manager.get_or_create(topic, 0, topic_id=None, config=config)
+        log.append_as_leader(batch(1, key=b"k", size=30), leader_epoch=0)
+        log.append_as_leader(batch(1, key=b"k", size=30), leader_epoch=0)
+        log.update_high_watermark(2)
+    clock.now_ms = START_MS + 10_000
+    assert manager.run_retention(clock.now_ms) == 4
+    starts = {g.topic: g.log_start_offset for g in manager.logs()}
+    assert starts == {"d": 2, "c": 0, "cd": 2}
+
+
+def test_flush_dirty_honours_flush_ms(tmp_path: Path) -> None:
+    clock = Clock()
+    manager = _manager([tmp_path / "data"], clock)
+    log = manager.get_or_create(
+        "t", 0, topic_id=None, config=LogConfig.from_topic_configs({"flush.ms": "5000"})
+    )
+    log.append_as_leader(batch(3), leader_epoch=0)
+    manager.flush_dirty(clock.now_ms + 4_999)
+    assert log.recovery_point == 0
+    manager.flush_dirty(clock.now_ms + 5_000)
+    assert log.recovery_point == 3
