@@ -144,7 +144,6 @@ def test_a_stray_argument_is_refused_as_kafka_does(tmp_path: Path, role: str) ->
     assert missing.stderr == "error: Option override requires an argument\n"
 
 
-@pytest.mark.xfail(reason="needs node.broker.main(config_path, overrides)", strict=False)
 def test_broker_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
     config = _write_node(tmp_path, BROKER)
     result = _rackwise("broker", "start", "--config", str(config), "--override", "node.id=abc")
@@ -154,9 +153,6 @@ def test_broker_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.xfail(
-    reason="needs node.controller.run_controller(config_path, overrides)", strict=False
-)
 def test_controller_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
     config = _write_node(tmp_path, CONTROLLER)
     result = _rackwise(

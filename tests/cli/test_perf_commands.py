@@ -18,7 +18,6 @@ from rackwise.client.perf_output import CONSUMER_HEADER, DETAILED_CONSUMER_HEADE
 
 PRODUCER = ("producer-perf-test", "--topic", "t", "--num-records", "10", "--throughput", "-1")
 CONSUMER = ("consumer-perf-test", "--topic", "t", "--messages", "10")
-NEEDS_DATA_PATH = pytest.mark.xfail(reason="needs the broker data path", strict=False)
 
 
 def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -140,7 +139,6 @@ def _produce(
     )  # fmt: skip
 
 
-@NEEDS_DATA_PATH
 @pytest.mark.slow(reason="a cluster of three processes, then produces and consumes")
 def test_records_produced_are_consumed_back(bootstrap: str) -> None:
     _create_topic(bootstrap, "perf-counts")
@@ -177,7 +175,6 @@ def test_records_produced_are_consumed_back(bootstrap: str) -> None:
     assert document["timed.out"] is False
 
 
-@NEEDS_DATA_PATH
 @pytest.mark.slow(reason="a throttled run of six seconds to see its periodic lines")
 def test_a_long_run_shows_periodic_lines(bootstrap: str) -> None:
     _create_topic(bootstrap, "perf-progress")

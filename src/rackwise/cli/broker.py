@@ -45,7 +45,4 @@ def run_start(args: argparse.Namespace) -> int:
     from rackwise.node.config import parse_overrides  # noqa: PLC0415
 
     overrides = parse_overrides(args.override, args.non_options)
-    if not overrides:
-        return main(args.config)
-    # node.broker.main takes the overrides once it reads them (load_node_config(path, overrides))
-    return main(args.config, overrides)  # type: ignore[call-arg]
+    return main(args.config, overrides)

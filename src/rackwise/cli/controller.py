@@ -33,7 +33,4 @@ def run_start(args: argparse.Namespace) -> int:
     from rackwise.node.controller import run_controller  # noqa: PLC0415
 
     overrides = parse_overrides(args.override, args.non_options)
-    if not overrides:
-        return run_controller(args.config)
-    # node.controller.run_controller takes the overrides once it reads them
-    return run_controller(args.config, overrides)  # type: ignore[call-arg]
+    return run_controller(args.config, overrides)

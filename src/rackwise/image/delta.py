@@ -344,8 +344,7 @@ class MetadataDelta:
         ):
             raise _fail(
                 record,
-                f"the next producer id must be above the current one ({current}) and not "
-                "negative",
+                f"the next producer id must be above the current one ({current}) and not negative",
             )
         self._next_producer_id = record.next_producer_id
 

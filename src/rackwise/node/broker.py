@@ -45,7 +45,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -612,10 +612,10 @@ async def run_broker(config: NodeConfig, stop: asyncio.Event) -> int:
     return 0
 
 
-def main(config_path: str) -> int:
+def main(config_path: str, overrides: Mapping[str, str] | None = None) -> int:
     """``rackwise broker start --config FILE``: load and check the configuration, then run
     the broker with logging on stderr; its exit status."""
-    config = load_node_config(config_path)
+    config = load_node_config(config_path, overrides)
     if not config.is_broker:
         raise ConfigException(
             f"{config_path} configures a {config.role} (process.roles); "

@@ -67,7 +67,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -745,9 +745,10 @@ def _write_snapshot(log: FileMetadataLog, job: SnapshotJob) -> tuple[SnapshotId,
 # ---- the process -----------------------------------------------------------------------------
 
 
-def run_controller(config_path: str) -> int:
-    """``rackwise controller start --config FILE``: serve until SIGTERM or SIGINT."""
-    config = load_node_config(config_path)
+def run_controller(config_path: str, overrides: Mapping[str, str] | None = None) -> int:
+    """``rackwise controller start --config FILE [--override KEY=VALUE]``: serve until SIGTERM
+    or SIGINT."""
+    config = load_node_config(config_path, overrides)
     if not config.is_controller:
         raise ConfigException(
             f"{config_path}: process.roles={config.role}; start it with rackwise {config.role} "

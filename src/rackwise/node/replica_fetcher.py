@@ -224,7 +224,9 @@ class ReplicaFetcher:
             replicas.truncate(key[0], key[1], min(leader_end, local_end))
             return
         records = bytes(data.records or b"")
-        moved = replicas.append_as_follower(key[0], key[1], records, int(data.high_watermark))
+        moved = replicas.append_as_follower(
+            key[0], key[1], records, int(data.high_watermark), int(data.log_start_offset)
+        )
         if records or moved:
             self.manager.on_change(key)
 

@@ -275,19 +275,28 @@ class ReplicaManager:
     # ---- the follower's side -------------------------------------------------------------------
 
     def append_as_follower(
-        self, topic: str, index: int, records: bytes, leader_high_watermark: int
+        self,
+        topic: str,
+        index: int,
+        records: bytes,
+        leader_high_watermark: int,
+        leader_log_start_offset: int,
     ) -> bool:
-        """Append batches fetched from the leader and take its high watermark (bounded by the
-        local log end); whether the local high watermark moved."""
+        """Append batches fetched from the leader, take its high watermark (bounded by the
+        local log end) and its log start offset (DeleteRecords and retention on the leader
+        move the followers' too, as Kafka's ``processPartitionData``); whether the local high
+        watermark or log start moved."""
         partition = self.partitions.get((topic, index))
         if partition is None or partition.is_leader:
             return False
         log = partition.log
         if records:
             log.append_as_follower(records)
-        before = log.high_watermark
+        before = (log.high_watermark, log.log_start_offset)
         log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
-        return log.high_watermark != before
+        if log.log_start_offset < leader_log_start_offset <= log.high_watermark:
+            log.maybe_increment_log_start_offset(leader_log_start_offset)
+        return (log.high_watermark, log.log_start_offset) != before
 
     def truncate(self, topic: str, index: int, offset: int) -> None:
         """Truncate a follower's log to ``offset`` (a diverging epoch, or a leader whose log

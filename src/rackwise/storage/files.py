@@ -83,13 +83,11 @@ class FileCache:
 
     def _evict(self, keep: int) -> None:
         """Close idle descriptors, oldest first, until at most ``keep`` stay open."""
-        if len(self._fds) <= keep:
-            return
-        for key in list(self._fds):
-            if len(self._fds) <= keep:
-                return
-            if key not in self._leases:
-                os.close(self._fds.pop(key))
+        while len(self._fds) > keep:
+            victim = next((k for k in self._fds if k not in self._leases), None)
+            if victim is None:
+                return  # every open file is in use: the bound waits for a lease to end
+            os.close(self._fds.pop(victim))
 
     def create(self, path: Path) -> None:
         """Create ``path`` empty (truncating what was there)."""

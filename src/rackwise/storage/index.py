@@ -135,6 +135,11 @@ class _Index:
         self._persisted = 0
         self._file_dirty = True
 
+    def start_empty(self) -> None:
+        """The index of a new segment whose index file was just created empty."""
+        self.reset()
+        self._file_dirty = False
+
     def flush(self) -> None:
         """Write the entries not yet in the file, cut the file to the entries, fsync."""
         if not self._loaded:

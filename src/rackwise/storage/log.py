@@ -317,13 +317,17 @@ class PartitionLog:
             )
 
     def flush_to(self, offset: int) -> None:
+        """:meth:`flush` with the lock held (the storage package's appends and rolls)."""
         if offset <= self.recovery_point:
             return
+        new_segment = False
         for segment in self.segments[max(self._floor_index(self.recovery_point), 0) :]:
             if segment.base_offset >= offset:
                 break
             segment.flush()
-        fsync_directory(self.directory)
+            new_segment = new_segment or segment.base_offset >= self.recovery_point
+        if new_segment:  # Kafka's rule: a segment created since the last flush needs its entry
+            fsync_directory(self.directory)
         self.recovery_point = offset
         self.last_flush_ms = self.clock()
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import shutil
 import threading
 import uuid
@@ -112,6 +113,8 @@ class LogManager:
         self.default_config = default_config
         self.files = FileCache(max_open_files)
         self.producer_id_expiration_ms = producer_id_expiration_ms
+        self.rng = random.Random()
+        """Segment roll jitter for every log (Kafka's randomSegmentJitter)."""
         self.future_dirs: list[Path] = []
         """``*-future`` directories found at startup (replicas being moved), left alone."""
         self.had_clean_shutdown: dict[Path, bool] = {}
@@ -169,6 +172,7 @@ class LogManager:
                     clock=self.clock,
                     high_watermark=high_watermarks.get(tp),
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
+                    rng=self.rng,
                 ),
             )
 
@@ -208,6 +212,7 @@ class LogManager:
                     files=self.files,
                     clock=self.clock,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
+                    rng=self.rng,
                 )
                 self._add(tp, log)
                 return log

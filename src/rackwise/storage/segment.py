@@ -173,8 +173,8 @@ class LogSegment:
         )
         for path in (segment.log_path, segment.index_path, segment.time_index_path):
             files.create(path)
-        segment.offset_index.reset()
-        segment.time_index.reset()
+        segment.offset_index.start_empty()
+        segment.time_index.start_empty()
         segment._max_timestamp = NO_TIMESTAMP
         segment._offset_of_max_timestamp = base_offset
         segment._rolling_timestamp = NO_TIMESTAMP
