@@ -75,6 +75,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         ",".join(RACKS),
         "--placer",
         "multi-level",
+        "--override",
+        "replica.selector.class=multi-level",
         "--dir",
         str(directory),
         "--json",

@@ -197,3 +197,70 @@ def test_no_acknowledged_record_is_lost_across_leader_kills(cluster: Cluster) ->
     missing = {k: v for k, v in ledger.acked.items() if stored.get(k) != v}
     assert not missing, f"{len(missing)} acknowledged records lost or moved, e.g. {list(missing.items())[:5]}"
     assert len(ledger.acked) > 20 * ROUNDS
+
+
+def segment_files(cluster: Cluster, broker_id: int, partition: int) -> dict[str, bytes]:
+    """The ``.log`` files of a broker's replica of ``durable-<partition>``, by name."""
+    broker = cluster.brokers[broker_id]
+    out = {}
+    for data_dir in broker.config_path.parent.glob("data-*"):
+        replica = data_dir / f"{TOPIC}-{partition}"
+        if replica.is_dir():
+            out.update({f.name: f.read_bytes() for f in sorted(replica.glob("*.log"))})
+    return out
+
+
+def produce(bootstrap: str, count: int) -> None:
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "batch.num.messages": 50}
+    )
+    for i in range(count):
+        producer.produce(TOPIC, value=f"r{i:06d}".encode() * 10, partition=0)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["torn", "bit-flip"])
+def test_a_damaged_tail_is_truncated_at_restart_and_fetched_again(
+    cluster: Cluster, damage: str
+) -> None:
+    port = cluster.brokers[1].port
+    response = call(
+        port,
+        ApiKey.CREATE_TOPICS,
+        topics=[
+            {
+                "name": TOPIC,
+                "num_partitions": 1,
+                "replication_factor": 3,
+                "assignments": [],
+                "configs": [],
+            }
+        ],
+        timeout=30000,
+        validate_only=False,
+    )
+    assert int(response.topics[0].error_code) == 0
+    eventually(lambda: full_isr(cluster), timeout_s=30)
+    produce(cluster.bootstrap, 500)
+    leader = leader_of(cluster, 0)
+    victim = next(b for b in cluster.brokers if b != leader)
+    eventually(lambda: segment_files(cluster, victim, 0) == segment_files(cluster, leader, 0))
+    cluster.brokers[victim].stop(signal.SIGKILL)
+    (name, data), *_ = sorted(segment_files(cluster, victim, 0).items(), reverse=True)
+    path = next(cluster.brokers[victim].config_path.parent.glob(f"data-*/{TOPIC}-0/{name}"))
+    if damage == "torn":
+        path.write_bytes(data[: len(data) - 37])  # cut inside the last batch
+    else:
+        flipped = bytearray(data)
+        flipped[len(data) - 20] ^= 0x40  # a bit inside the last batch's records
+        path.write_bytes(bytes(flipped))
+    produce(cluster.bootstrap, 200)  # the leader goes on while the victim is down
+    cluster.brokers[victim].start()
+    eventually(lambda: full_isr(cluster), timeout_s=60)
+    eventually(
+        lambda: segment_files(cluster, victim, 0) == segment_files(cluster, leader, 0),
+        timeout_s=30,
+    )
+    log = cluster.brokers[victim].stderr()
+    assert f"{TOPIC}-0" in log and "truncat" in log.lower()

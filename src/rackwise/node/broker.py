@@ -95,6 +95,8 @@ MAX_RETRY_BACKOFF_S: Final = 1.0
 CONNECT_TIMEOUT_S: Final = 2.0
 READY_WAIT_S: Final = 10.0
 """The longest a broker told it is unfenced waits for its image to show it before serving."""
+BYTES_OUT_REPORT_S: Final = 5.0
+"""How often the bytes sent to consumers and followers are logged (when they changed)."""
 RESERVED_UUIDS: Final = 100
 """Kafka reserves the uuids below 100 (``Uuid.RESERVED``): no directory id takes one."""
 
@@ -309,6 +311,9 @@ class Broker:
             asyncio.create_task(self._follow_images(), name="replica-states"),
         ]
         self.data.start()
+        self._tasks.append(
+            asyncio.create_task(self._report_bytes_out(), name="bytes-out-report")
+        )
         LOG.info(
             "broker %d (incarnation %s) listening on %s",
             self.node_id,
@@ -392,6 +397,11 @@ class Broker:
             image = self.follower.image
             self.data.apply(image)
             await self._wait_applied(lambda current: current is not image, 30.0)
+
+    async def _report_bytes_out(self) -> None:
+        while True:
+            await asyncio.sleep(BYTES_OUT_REPORT_S)
+            self.data_apis.report_bytes_out()
 
     # ---- registration and heartbeats -------------------------------------------------------
 

@@ -93,10 +93,27 @@ class DataApis:
         self.selector = selector
         self.auto_create = auto_create
         self.on_change = on_change or purgatory.check
-        self.bytes_served = 0
-        """Record bytes this broker has sent to consumers (not to followers)."""
+        self.bytes_served: dict[str, int] = {}
+        """Record bytes this broker has sent to consumers (not to followers), by topic."""
         self.bytes_replicated = 0
         """Record bytes this broker has sent to followers."""
+        self._reported: dict[str, int] = {}
+        self._reported_replicated = 0
+
+    def report_bytes_out(self) -> None:
+        """Log the record bytes sent so far, to consumers and to followers (Kafka's
+        ``BytesOutPerSec`` and ``ReplicationBytesOutPerSec``), when they changed."""
+        changed = {t: n for t, n in self.bytes_served.items() if self._reported.get(t) != n}
+        if not changed and self._reported_replicated == self.bytes_replicated:
+            return
+        self._reported.update(changed)
+        self._reported_replicated = self.bytes_replicated
+        by_topic = " ".join(f"{t}={n}" for t, n in sorted(changed.items())) or "-"
+        LOG.info(
+            "bytes out to consumers (totals of the topics that changed): %s; to followers: %d",
+            by_topic,
+            self.bytes_replicated,
+        )
 
     # ---- Produce ------------------------------------------------------------------------------
 
@@ -267,11 +284,14 @@ class DataApis:
 
             if await self.purgatory.wait(keys, available, max_wait_s):
                 results = self._read_all(wanted, replica_id, max_bytes, client)
-        size = _total(results)
         if is_follower:
-            self.bytes_replicated += size
+            self.bytes_replicated += _total(results)
         else:
-            self.bytes_served += size
+            for (topic, _), _, _, result in results:
+                if result is not None and result.records:
+                    self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(
+                        result.records
+                    )
         return self._fetch_response(version, results, names)
 
     def _topic_names(self, body: Any) -> dict[Any, str]:

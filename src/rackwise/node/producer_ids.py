@@ -31,16 +31,18 @@ Constraints
       epoch bump is for transactional producers; for an idempotent one Kafka 4 allocates
       afresh); a producer id without an epoch, or an epoch without an id, is INVALID_REQUEST
       (checked first, as Kafka does). Failures answer producer id -1 and epoch -1.
-    * Transactions are not served (no FindCoordinator, AddPartitionsToTxn, EndTxn...): a
-      request with a transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), an
-      empty one INVALID_REQUEST as in Kafka. 53 is the one code both librdkafka and
-      kafka-python treat as fatal at once, naming the transactional id ("Failed to acquire
-      transactional PID from broker ...: Broker: Transactional Id authorization failed";
-      kafka-python raises TransactionalIdAuthorizationFailedError), and the one Kafka itself
-      answers when a transactional feature is turned off (2PC without
+    * Transactions are not served (no FindCoordinator, AddPartitionsToTxn, EndTxn...), so a
+      transactional producer of librdkafka or kafka-python stops at FindCoordinator before it
+      sends InitProducerId. A client that sends it anyway with a transactional id gets
+      TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an empty one INVALID_REQUEST as in
+      Kafka. 53 is the one code both librdkafka and kafka-python treat as fatal at once,
+      naming the transactional id ("Failed to acquire transactional PID from broker ...:
+      Broker: Transactional Id authorization failed"; kafka-python raises
+      TransactionalIdAuthorizationFailedError), and the one Kafka itself answers when a
+      transactional feature is turned off (2PC without
       ``transaction.two.phase.commit.enable``). INVALID_REQUEST and UNSUPPORTED_VERSION are
       fatal in kafka-python ("Unexpected error in InitProducerIdResponse") but librdkafka
-      retries them for as long as ``transaction.timeout.ms``. The broker logs why.
+      retries them until ``init_transactions`` times out. The broker logs why.
 
 Algorithm
     :meth:`RpcProducerIdManager.generate_producer_id`: claim the next id of the current

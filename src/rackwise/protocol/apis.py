@@ -44,7 +44,11 @@ Goals
     gates changes between the two. aiokafka 0.14 and librdkafka pick each request's version
     from the table alone; neither requires an API we do not serve for producing, consuming
     without a group, or the admin operations. No transactional API is served: a producer with
-    a ``transactional.id`` fails at InitProducerId (see :mod:`rackwise.node.producer_ids`).
+    a ``transactional.id`` fails for good at its first request, FindCoordinator (librdkafka:
+    "Failed to send coordinator query ...: Local: Required feature not supported by broker";
+    kafka-python: "IncompatibleBrokerVersion: Kafka broker does not support the
+    'FindCoordinatorRequest' Kafka protocol"); InitProducerId with a transactional id is
+    refused too (see :mod:`rackwise.node.producer_ids`).
 
 Constraints
     Every range is intersected with the versions kio 0.6.5 has classes for (the effective

@@ -33,6 +33,7 @@ Worked example
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from typing import Final
 
 from rackwise.storage.batch import (
     BATCH_HEADER_BYTES,
+    LOG_OVERHEAD,
     MAGIC_V2,
     NO_TIMESTAMP,
     BatchHeader,
@@ -59,6 +61,8 @@ RECOVER_CHUNK_BYTES: Final = 8 * 1024 * 1024
 UNKNOWN: Final = -2
 """A lazily computed value not yet known (distinct from NO_TIMESTAMP)."""
 NO_OFFSET: Final = -1
+_OFFSET_AND_LENGTH: Final = struct.Struct(">qi")
+_MIN_LENGTH: Final = BATCH_HEADER_BYTES - LOG_OVERHEAD
 
 
 def iter_file_headers(files: FileCache, path: Path, start: int, end: int) -> Iterator[BatchHeader]:
@@ -230,13 +234,15 @@ class LogSegment:
         if wanted < first.size:
             return b"", first.base_offset
         data = self.files.read(self.log_path, first.position, wanted)
-        end = 0
-        while len(data) - end >= BATCH_HEADER_BYTES:
-            header = parse_header(data, end)
-            if header.base_offset >= max_offset or header.end > len(data):
+        end, size = 0, len(data)
+        unpack = _OFFSET_AND_LENGTH.unpack_from
+        while size - end >= BATCH_HEADER_BYTES:
+            base_offset, length = unpack(data, end)  # one batch per step, no header object
+            following = end + LOG_OVERHEAD + length
+            if base_offset >= max_offset or following > size or length < _MIN_LENGTH:
                 break
-            end = header.end
-        return (data if end == len(data) else data[:end]), first.base_offset
+            end = following
+        return (data if end == size else data[:end]), first.base_offset
 
     # ---- appending ---------------------------------------------------------------------------
 
