@@ -20,8 +20,8 @@ Figures:
                              after a clean and after an unclean shutdown, resident memory,
                              open file descriptors
 
-    .venv/bin/python bench/data_path.py [--seconds S] [--only ceiling,acks1,rf3,consume,latency,scale]
-        [--json] [--scale-partitions N]
+    .venv/bin/python bench/data_path.py [--seconds S] [--json] [--scale-partitions N]
+        [--only ceiling,acks1,rf3,latency,scale]
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import asyncio
 import json
 import os
 import signal
-import statistics
 import struct
 import subprocess
 import sys
@@ -40,6 +39,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from rackwise.protocol import ApiKey, encode_request, make, request_class
+from rackwise.storage.batch import build_batch
 
 RECORD_BYTES = 1024
 TOPIC = "bench"
@@ -77,9 +82,6 @@ async def ceiling_server(port: int, path: Path) -> None:
 
 def produce_frames(topic: str, partitions: Sequence[int], records: int, acks: int) -> bytes:
     """One Produce v9 request frame with a batch of ``records`` 1 KiB records per partition."""
-    from rackwise.protocol import ApiKey, encode_request, make, request_class
-    from rackwise.storage.batch import build_batch
-
     value = bytes(range(256)) * (RECORD_BYTES // 256)
     batch = build_batch(
         [(None, value, ()) for _ in range(records)], timestamp_ms=int(time.time() * 1000)
@@ -154,7 +156,12 @@ async def drive(
         answers.cancel()
     elapsed = loop.time() - start
     writer.close()
-    return {"requests": count, "bytes": count * len(frame), "seconds": elapsed, "latencies": latencies}
+    return {
+        "requests": count,
+        "bytes": count * len(frame),
+        "seconds": elapsed,
+        "latencies": latencies,
+    }
 
 
 def percentiles(latencies: list[float]) -> dict[str, float]:
@@ -221,10 +228,10 @@ class BenchCluster:
         rackwise("cluster", "down", "--dir", str(self.directory))
 
 
-def create_topic(bootstrap: str, name: str, partitions: int, rf: int, **configs: str) -> dict[int, int]:
+def create_topic(
+    bootstrap: str, name: str, partitions: int, rf: int, **configs: str
+) -> dict[int, int]:
     """Create a topic; its partitions' leaders."""
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     admin = AdminClient({"bootstrap.servers": bootstrap})
     future = admin.create_topics(
         [NewTopic(name, num_partitions=partitions, replication_factor=rf, config=configs)],
@@ -245,8 +252,6 @@ def create_topic(bootstrap: str, name: str, partitions: int, rf: int, **configs:
 
 
 def end_offsets(bootstrap: str, name: str, partitions: int) -> list[int]:
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-check"})
     try:
         return [
@@ -258,8 +263,6 @@ def end_offsets(bootstrap: str, name: str, partitions: int) -> list[int]:
 
 
 def consume_rate(bootstrap: str, name: str, partitions: int, total: int) -> dict[str, Any]:
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -304,15 +307,15 @@ def run_ceiling(seconds: float, frame: bytes, records: int, work: Path) -> dict[
         proc.wait(10)
 
 
-def run_acks1(seconds: float, records: int, work: Path, rate: float | None = None) -> dict[str, Any]:
+def run_acks1(
+    seconds: float, records: int, work: Path, rate: float | None = None
+) -> dict[str, Any]:
     cluster = BenchCluster(work / "one", 1)
     try:
         partitions = 4
         create_topic(cluster.bootstrap, TOPIC, partitions, 1)
         frame = produce_frames(TOPIC, range(partitions), records, 1)
-        result = asyncio.run(
-            drive(cluster.address(1), frame, seconds, rate_bytes_per_s=rate)
-        )
+        result = asyncio.run(drive(cluster.address(1), frame, seconds, rate_bytes_per_s=rate))
         out = summary([result], records * partitions)
         stored = sum(end_offsets(cluster.bootstrap, TOPIC, partitions))
         out["stored_records"] = stored
@@ -328,9 +331,7 @@ def run_acks1(seconds: float, records: int, work: Path, rate: float | None = Non
 def run_rf3(seconds: float, records: int, work: Path) -> dict[str, Any]:
     cluster = BenchCluster(work / "three", 3)
     try:
-        leaders = create_topic(
-            cluster.bootstrap, TOPIC, 3, 3, **{"min.insync.replicas": "2"}
-        )
+        leaders = create_topic(cluster.bootstrap, TOPIC, 3, 3, **{"min.insync.replicas": "2"})
         by_leader: dict[int, list[int]] = {}
         for partition, leader in leaders.items():
             by_leader.setdefault(leader, []).append(partition)
@@ -351,7 +352,7 @@ def run_rf3(seconds: float, records: int, work: Path) -> dict[str, Any]:
 
         results = asyncio.run(all_leaders())
         total = 0
-        for (leader, parts), result in zip(by_leader.items(), results, strict=True):
+        for parts, result in zip(by_leader.values(), results, strict=True):
             total += result["requests"] * records * len(parts)
         out = summary(results, records)
         out["records"] = total
@@ -375,8 +376,6 @@ def proc_stats(pid: int) -> dict[str, Any]:
 
 def run_scale(partitions: int, work: Path) -> dict[str, Any]:
     """A broker with ``partitions`` partitions: start-up clean and unclean, memory, fds."""
-    from confluent_kafka import Producer
-
     cluster = BenchCluster(work / "scale", 1, "log.segment.bytes=1048576")
     try:
         per_topic = 5_000
@@ -394,7 +393,12 @@ def run_scale(partitions: int, work: Path) -> dict[str, Any]:
         loaded = proc_stats(pid)
         clean = restart_broker(cluster, pid, signal.SIGTERM)
         unclean = restart_broker(cluster, broker_pid(cluster), signal.SIGKILL)
-        return {"partitions": partitions, **loaded, "restart_clean_s": clean, "restart_unclean_s": unclean}
+        return {
+            "partitions": partitions,
+            **loaded,
+            "restart_clean_s": clean,
+            "restart_unclean_s": unclean,
+        }
     finally:
         cluster.down()
 
@@ -460,7 +464,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def report(name: str, figures: dict[str, Any], quiet: bool, ceiling: dict[str, Any] | None = None) -> None:
+def report(
+    name: str, figures: dict[str, Any], quiet: bool, ceiling: dict[str, Any] | None = None
+) -> None:
     if quiet:
         return
     parts = []

@@ -4,7 +4,8 @@
 #   1. A stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers over
 #      3 data centres x 2 racks, placing with the multi-level placer (KIP-879).
 #   2. A topic created through the wire protocol and described as kafka-topics does; a
-#      CreateReplicaPlacement answer as reassignment JSON.
+#      CreateReplicaPlacement answer as reassignment JSON; 100,000 records produced to it and
+#      consumed back with rackwise producer-perf-test and consumer-perf-test.
 #   3. The fleet pipeline on local Spark: a synthetic fleet generated, audited and planned.
 #
 # Everything lands under RUN_DIR (default ./run). The cluster is stopped at the end; run again
@@ -20,7 +21,8 @@ RACKS=/dc1/r1,/dc1/r2,/dc2/r1,/dc2/r2,/dc3/r1,/dc3/r2
 step() { printf '\n== %s\n' "$*"; }
 
 step "A stretch cluster: 1 controller, 6 brokers in 3 data centres x 2 racks"
-"$BIN/rackwise" cluster up --brokers 6 --racks "$RACKS" --placer multi-level --dir "$CLUSTER"
+"$BIN/rackwise" cluster up --brokers 6 --racks "$RACKS" --placer multi-level --dir "$CLUSTER" \
+    --override replica.selector.class=multi-level
 trap '"$BIN/rackwise" cluster down --dir "$CLUSTER"' EXIT
 BOOTSTRAP=$("$BIN/python" - "$CLUSTER/cluster.json" <<'PY'
 import json
@@ -39,13 +41,11 @@ step "A topic placed by the multi-level placer: every partition in three data ce
 step "CreateReplicaPlacement (KIP-879): what the cluster would do, as reassignment JSON"
 "$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --partitions 3 --replication-factor 3
 
-# Records through the cluster, measured as Kafka's perf tools measure them. Off until the
-# brokers store records (Produce and Fetch): uncomment these lines then.
-# step "100,000 records of 1 KiB produced to 'orders' and consumed back"
-# "$BIN/rackwise" producer-perf-test --topic orders --num-records 100000 --record-size 1024 \
-#     --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
-# "$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --topic orders \
-#     --messages 100000 --timeout 30000
+step "100,000 records of 1 KiB produced to 'orders' (RF 3, acks=all) and consumed back"
+"$BIN/rackwise" producer-perf-test --topic orders --num-records 100000 --record-size 1024 \
+    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
+"$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --topic orders \
+    --messages 100000 --timeout 30000
 
 step "A fleet of 8 clusters, generated"
 "$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \

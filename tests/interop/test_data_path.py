@@ -237,7 +237,11 @@ def test_auto_creation_on_produce(cluster: Cluster) -> None:
 
 def test_transactional_producer_is_refused_clearly(cluster: Cluster) -> None:
     producer = Producer(
-        {"bootstrap.servers": cluster.bootstrap, "transactional.id": "tx-1", "socket.timeout.ms": 5000}
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "transactional.id": "tx-1",
+            "socket.timeout.ms": 5000,
+        }
     )
     with pytest.raises(KafkaException):
         producer.init_transactions(10)

@@ -84,7 +84,9 @@ def test_each_consumer_reads_from_the_replica_in_its_data_centre(cluster: Cluste
     for dc in ("dc1", "dc2", "dc3"):
         # Another rack than the replica's, in the same data centre: nearest by path prefix.
         replica_rack = racks[by_dc[dc]]
-        other_rack = next(r for r in racks.values() if r.startswith(f"/{dc}/") and r != replica_rack)
+        other_rack = next(
+            r for r in racks.values() if r.startswith(f"/{dc}/") and r != replica_rack
+        )
         assert consume_everything(cluster, other_rack) == RECORDS
     payload = RECORDS * 128
 

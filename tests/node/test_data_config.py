@@ -24,13 +24,15 @@ def test_kafka_defaults() -> None:
 
 
 def test_bad_values_name_the_key() -> None:
-    with pytest.raises(DataConfigException, match="num.replica.fetchers: Value must be at least 1"):
+    with pytest.raises(
+        DataConfigException, match=r"num\.replica\.fetchers: Value must be at least 1"
+    ):
         DataPathConfig.from_properties({"num.replica.fetchers": "0"})
-    with pytest.raises(DataConfigException, match="replica.lag.time.max.ms: Not a number"):
+    with pytest.raises(DataConfigException, match=r"replica\.lag\.time\.max\.ms: Not a number"):
         DataPathConfig.from_properties({"replica.lag.time.max.ms": "soon"})
-    with pytest.raises(DataConfigException, match="auto.create.topics.enable"):
+    with pytest.raises(DataConfigException, match=r"auto\.create\.topics\.enable"):
         DataPathConfig.from_properties({"auto.create.topics.enable": "maybe"})
-    with pytest.raises(DataConfigException, match="replica.selector.class"):
+    with pytest.raises(DataConfigException, match=r"replica\.selector\.class"):
         DataPathConfig.from_properties({"replica.selector.class": "closest"})
 
 
@@ -52,7 +54,7 @@ def test_a_broker_accepts_the_keys_and_refuses_bad_values_at_load() -> None:
         broker_props(**{"replica.selector.class": "multi-level", "log.segment.bytes": "1048576"})
     )
     assert config.properties["replica.selector.class"] == "multi-level"
-    with pytest.raises(ConfigException, match="replica.fetch.wait.max.ms"):
+    with pytest.raises(ConfigException, match=r"replica\.fetch\.wait\.max\.ms"):
         NodeConfig.from_properties(broker_props(**{"replica.fetch.wait.max.ms": "-5"}))
 
 
@@ -64,9 +66,7 @@ def test_topic_settings_layer_overrides_on_broker_synonyms_on_defaults() -> None
         ConfigRecord(resource_type=2, resource_name="orders", name="retention.ms", value="60000")
     )
     delta.replay(
-        ConfigRecord(
-            resource_type=2, resource_name="orders", name="min.insync.replicas", value="2"
-        )
+        ConfigRecord(resource_type=2, resource_name="orders", name="min.insync.replicas", value="2")
     )
     image = delta.apply()
     source = TopicSettingsSource(1, {"log.segment.bytes": "1048576", "log.retention.hours": "1"})

@@ -195,7 +195,9 @@ def test_no_acknowledged_record_is_lost_across_leader_kills(cluster: Cluster) ->
             seen_values.add(value)
     stored = {(p, o): v for p, entries in records.items() for o, v in entries}
     missing = {k: v for k, v in ledger.acked.items() if stored.get(k) != v}
-    assert not missing, f"{len(missing)} acknowledged records lost or moved, e.g. {list(missing.items())[:5]}"
+    assert not missing, (
+        f"{len(missing)} acknowledged records lost or moved, e.g. {list(missing.items())[:5]}"
+    )
     assert len(ledger.acked) > 20 * ROUNDS
 
 

@@ -60,7 +60,7 @@ class Trio:
             b: Partition("t", 0, b, open_log(root / f"b{b}" / "t-0", files), state(1, ()))
             for b in (1, 2, 3)
         }
-        for b, p in self.replicas.items():
+        for p in self.replicas.values():
             p.apply_registration(state(1, (1, 2, 3)), now_ms=0)
 
     @property
@@ -129,7 +129,7 @@ def test_isr_plan_drops_a_laggard_and_takes_it_back(tmp_path: Path) -> None:
 def test_not_enough_replicas_refuses_before_the_append(tmp_path: Path) -> None:
     trio = Trio(tmp_path)
     trio.leader.apply_registration(state(1, (1,)), now_ms=0)
-    with pytest.raises(NotEnoughReplicasException, match="min.isr requirement of 2"):
+    with pytest.raises(NotEnoughReplicasException, match=r"min\.isr requirement of 2"):
         trio.leader.append_as_leader(batch(3), required_acks=-1, min_insync_replicas=2, now_ms=0)
     assert trio.leader.log_end_offset == 0
     trio.leader.append_as_leader(batch(3), required_acks=1, min_insync_replicas=2, now_ms=0)
@@ -175,16 +175,20 @@ def test_a_new_leader_starts_its_epoch_at_its_log_end(tmp_path: Path) -> None:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(steps=st.lists(st.tuples(st.sampled_from(["append", "f2", "f3"]), st.integers(1, 5)), max_size=30))
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["append", "f2", "f3"]), st.integers(1, 5)), max_size=30
+    )
+)
 def test_high_watermark_never_passes_an_isr_member(
     tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int]]
 ) -> None:
     trio = Trio(tmp_path_factory.mktemp("hw"))
-    now = 0
-    for action, n in steps:
-        now += 1
+    for now, (action, n) in enumerate(steps, start=1):
         if action == "append":
-            trio.leader.append_as_leader(batch(n), required_acks=1, min_insync_replicas=1, now_ms=now)
+            trio.leader.append_as_leader(
+                batch(n), required_acks=1, min_insync_replicas=1, now_ms=now
+            )
         else:
             trio.fetch(int(action[1]), now)
         hw = trio.leader.high_watermark
@@ -196,6 +200,10 @@ def test_high_watermark_never_passes_an_isr_member(
             # Below the high watermark every replica holds the leader's bytes.
             common = trio.replicas[b].high_watermark
             if common:
-                mine = trio.replicas[b].log.read(0, max_bytes=1 << 20, max_offset=common, min_one_batch=True)
-                theirs = trio.leader.log.read(0, max_bytes=1 << 20, max_offset=common, min_one_batch=True)
+                mine = trio.replicas[b].log.read(
+                    0, max_bytes=1 << 20, max_offset=common, min_one_batch=True
+                )
+                theirs = trio.leader.log.read(
+                    0, max_bytes=1 << 20, max_offset=common, min_one_batch=True
+                )
                 assert mine.records == theirs.records

@@ -104,12 +104,14 @@ def test_multi_level_picks_a_replica_at_least_as_near_as_any(
 
 
 def test_load_selector_names_and_plugins() -> None:
-    assert isinstance(load_selector("org.apache.kafka.common.replica.LeaderSelector"), LeaderSelector)
+    assert isinstance(
+        load_selector("org.apache.kafka.common.replica.LeaderSelector"), LeaderSelector
+    )
     assert isinstance(load_selector("rack-aware"), RackAwareReplicaSelector)
     assert isinstance(load_selector("multi-level"), MultiLevelReplicaSelector)
     plugin = load_selector("rackwise.replica.selector:MultiLevelReplicaSelector")
     assert isinstance(plugin, MultiLevelReplicaSelector)
-    with pytest.raises(SelectorPluginException, match="replica.selector.class"):
+    with pytest.raises(SelectorPluginException, match=r"replica\.selector\.class"):
         load_selector("nearest")
     with pytest.raises(SelectorPluginException, match="cannot load it"):
         load_selector("no.such.module:Selector")

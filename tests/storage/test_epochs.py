@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -90,5 +91,5 @@ def test_entries_always_increase_and_survive_a_reload(
                 cache.truncate_from_start(a)
                 assert all(start >= a for _, start in cache.epoch_entries)
             entries = cache.epoch_entries
-            assert all(x[0] < y[0] and x[1] < y[1] for x, y in zip(entries, entries[1:], strict=False))
+            assert all(x[0] < y[0] and x[1] < y[1] for x, y in itertools.pairwise(entries))
         assert LeaderEpochCache(path).epoch_entries == cache.epoch_entries

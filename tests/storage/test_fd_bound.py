@@ -16,7 +16,8 @@ CHILD = textwrap.dedent(
     """
     import json, os, resource, sys
     from pathlib import Path
-    limit, partitions, max_open, root = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    limit, partitions, max_open = (int(a) for a in sys.argv[1:4])
+    root = Path(sys.argv[4])
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
     from rackwise.storage.batch import build_batch
     from rackwise.storage.config import LogConfig

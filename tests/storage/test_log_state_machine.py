@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from rackwise.storage.batch import LOG_APPEND_TIME, parse_header
 from rackwise.storage.config import LogConfig
-from tests.storage.helpers import START_MS, LogHarness, batch, read_all
+from tests.storage.helpers import LogHarness, batch, read_all
 
 
 class LogMachine(RuleBasedStateMachine):
@@ -138,7 +138,9 @@ class LogMachine(RuleBasedStateMachine):
         stored = dict(read_all(self.log))
         visible = {o: b for o, b in self.model.items() if o >= self.log.log_start_offset}
         assert stored == visible
-        expected_end = max((o + parse_header(b).last_offset_delta + 1 for o, b in visible.items()), default=None)
+        expected_end = max(
+            (o + parse_header(b).last_offset_delta + 1 for o, b in visible.items()), default=None
+        )
         if expected_end is not None:
             assert self.log.log_end_offset == expected_end
         assert self.log.log_start_offset <= self.log.high_watermark <= self.log.log_end_offset

@@ -131,7 +131,9 @@ def test_on_one_file_system_replicas_spread_by_count(tmp_path: Path) -> None:
         manager.get_or_create("t", p, topic_id=None, config=LogConfig())
     placed = sorted(g.directory.parent.name for g in manager.logs())
     assert placed == ["a", "a", "b", "b"]
-    explicit = manager.get_or_create("u", 0, topic_id=None, config=LogConfig(), preferred_dir=dirs[1])
+    explicit = manager.get_or_create(
+        "u", 0, topic_id=None, config=LogConfig(), preferred_dir=dirs[1]
+    )
     assert explicit.directory == dirs[1] / "u-0"
 
 

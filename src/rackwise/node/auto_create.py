@@ -45,7 +45,7 @@ class AutoTopicCreator:
         self._pending[name] = asyncio.create_task(self._create(name), name=f"auto-create-{name}")
 
     async def _create(self, name: str) -> None:
-        request = make(
+        request: Any = make(
             request_class(ApiKey.CREATE_TOPICS, CREATE_TOPICS_VERSION),
             {
                 "topics": [

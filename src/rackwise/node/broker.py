@@ -62,9 +62,6 @@ from rackwise.net import (
 )
 from rackwise.node import broker_apis, broker_configs
 from rackwise.node.auto_create import AutoTopicCreator
-from rackwise.node.data_apis import DataApis
-from rackwise.node.data_config import DataPathConfig
-from rackwise.node.data_plane import DataPlane
 from rackwise.node.config import (
     BROKER_ROLE,
     ConfigException,
@@ -73,12 +70,15 @@ from rackwise.node.config import (
     load_node_config,
     load_properties,
 )
+from rackwise.node.data_apis import DataApis
+from rackwise.node.data_config import DataPathConfig
+from rackwise.node.data_plane import DataPlane
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.isr import IsrManager
 from rackwise.node.loop_thread import LoopThread, Signal
-from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
+from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 
@@ -311,9 +311,7 @@ class Broker:
             asyncio.create_task(self._follow_images(), name="replica-states"),
         ]
         self.data.start()
-        self._tasks.append(
-            asyncio.create_task(self._report_bytes_out(), name="bytes-out-report")
-        )
+        self._tasks.append(asyncio.create_task(self._report_bytes_out(), name="bytes-out-report"))
         LOG.info(
             "broker %d (incarnation %s) listening on %s",
             self.node_id,
@@ -394,9 +392,9 @@ class Broker:
         """Apply every new image to the replicas, once this broker serves."""
         await self.ready.wait()
         while True:
-            image = self.follower.image
-            self.data.apply(image)
-            await self._wait_applied(lambda current: current is not image, 30.0)
+            applied = self.follower.image
+            self.data.apply(applied)
+            await self._wait_applied(_other_than(applied), 30.0)
 
     async def _report_bytes_out(self) -> None:
         while True:
@@ -554,9 +552,7 @@ class Broker:
     async def _wait_applied(self, predicate: ImagePredicate, timeout_s: float) -> bool:
         """Wait on the request loop until ``predicate`` holds of the image."""
         assert self.image_signal is not None
-        return await self.image_signal.wait_until(
-            lambda: predicate(self.follower.image), timeout_s
-        )
+        return await self.image_signal.wait_until(lambda: predicate(self.follower.image), timeout_s)
 
     def info(self) -> broker_apis.BrokerInfo:
         return broker_apis.BrokerInfo(
@@ -601,6 +597,10 @@ class Broker:
         if key in FORWARDED:
             return await self.forwarder.forward(body)
         raise CloseConnection(f"api key {key} is not served by a broker")
+
+
+def _other_than(seen: MetadataImage) -> ImagePredicate:
+    return lambda image: image is not seen
 
 
 async def run_broker(config: NodeConfig, stop: asyncio.Event) -> int:

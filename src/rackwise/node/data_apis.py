@@ -36,7 +36,7 @@ from typing import Any, Final
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
 from rackwise.net import NO_RESPONSE, CloseConnection
-from rackwise.protocol import ApiKey, Request, make, response_class
+from rackwise.protocol import ApiKey, FetchResponseValues, Request, make, response_class
 from rackwise.protocol.values import millis
 from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
 from rackwise.replica.manager import ReadResult, ReplicaManager
@@ -181,14 +181,13 @@ class DataApis:
 
         def done() -> bool:
             return all(
-                self.replicas.acks_all_outcome(k[0], k[1], required[k]) is not None
-                for k in pending
+                self.replicas.acks_all_outcome(k[0], k[1], required[k]) is not None for k in pending
             )
 
         await self.purgatory.wait(pending, done, timeout_s)
         for key in pending:
             outcome = self.replicas.acks_all_outcome(key[0], key[1], required[key])
-            code, info, _ = results[key]
+            info = results[key][1]
             if outcome is None:
                 results[key] = (RequestTimedOutException.error_code, info, None)
             elif outcome != NONE:
@@ -289,9 +288,7 @@ class DataApis:
         else:
             for (topic, _), _, _, result in results:
                 if result is not None and result.records:
-                    self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(
-                        result.records
-                    )
+                    self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(result.records)
         return self._fetch_response(version, results, names)
 
     def _topic_names(self, body: Any) -> dict[Any, str]:
@@ -388,7 +385,8 @@ class DataApis:
             "responses": responses,
             "node_endpoints": self._endpoints(leaders),
         }
-        return make(response_class(ApiKey.FETCH, version), values)
+        # Plain values, written straight to buffers (record bytes are not copied).
+        return FetchResponseValues(version, values)
 
     # ---- ListOffsets -----------------------------------------------------------------------------
 
@@ -539,7 +537,12 @@ def _fetch_partitions(
             name = topic_key
         for partition in topic.partitions:
             out.append(
-                ((name, int(partition.partition)), int(partition.fetch_offset), partition, topic_key)
+                (
+                    (name, int(partition.partition)),
+                    int(partition.fetch_offset),
+                    partition,
+                    topic_key,
+                )
             )
     return out
 

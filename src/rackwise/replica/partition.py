@@ -271,7 +271,10 @@ class Partition:
             r
             for r in self.state.isr
             if r == self.broker_id
-            or (r in self.followers and self.followers[r].is_caught_up(leader_end, now_ms, lag_max_ms))
+            or (
+                r in self.followers
+                and self.followers[r].is_caught_up(leader_end, now_ms, lag_max_ms)
+            )
         ]
         join = [
             r

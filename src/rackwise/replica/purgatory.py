@@ -36,7 +36,9 @@ MAX_WAIT_S: Final = 300.0
 class _Waiter:
     __slots__ = ("condition", "future", "keys")
 
-    def __init__(self, condition: Condition, future: asyncio.Future[bool], keys: tuple[Hashable, ...]):
+    def __init__(
+        self, condition: Condition, future: asyncio.Future[bool], keys: tuple[Hashable, ...]
+    ):
         self.condition = condition
         self.future = future
         self.keys = keys
@@ -63,9 +65,7 @@ class Purgatory:
         for key in waiter.keys:
             self._watchers.setdefault(key, set()).add(waiter)
         try:
-            return await asyncio.wait_for(
-                asyncio.shield(waiter.future), min(timeout_s, MAX_WAIT_S)
-            )
+            return await asyncio.wait_for(asyncio.shield(waiter.future), min(timeout_s, MAX_WAIT_S))
         except TimeoutError:
             return False
         finally:

@@ -82,58 +82,102 @@ def read_varint(buf: bytes | memoryview, pos: int, end: int, limit: int) -> tupl
     raise _bad(f"Varint is too long, the most significant bit in the {limit}th byte is set")
 
 
+def _uvarint(view: memoryview, p: int, limit: int) -> tuple[int, int]:
+    """The raw (not zig-zag decoded) varint at ``p``: (value, position after it)."""
+    raw = 0
+    for i in range(limit):
+        b = view[p + i]
+        raw |= (b & 0x7F) << (7 * i)
+        if b < 0x80:
+            return raw, p + i + 1
+    raise _bad(f"Varint is too long, the most significant bit in the {limit}th byte is set")
+
+
 def walk_records(
     buf: bytes | memoryview, pos: int, end: int, count: int, base_timestamp: int
 ) -> RecordsSummary:
     """Check ``count`` records in ``buf[pos:end]`` (module docstring); raise
-    :class:`InvalidRecordException` at the first that breaks a rule."""
+    :class:`InvalidRecordException` at the first that breaks a rule. Single-byte varints,
+    the common case, are read inline."""
+    view = memoryview(buf)[pos:end]
+    n = len(view)
     lo = hi = NO_TIMESTAMP
     null_key = False
-    for index in range(count):
-        size, p = read_varint(buf, pos, end, _MAX_VARINT_BYTES)
-        body_end = p + size
-        if size < 0 or body_end > end:
-            raise _bad(
-                f"Invalid record size: expected {size} bytes in record payload, but instead "
-                f"the buffer has only {end - p} remaining bytes."
-            )
-        p += 1  # attributes
-        b = buf[p] if p < body_end else 0x80
-        if b < 0x80:
-            delta, p = (b >> 1) ^ -(b & 1), p + 1
-        else:
-            delta, p = read_varint(buf, p, body_end, _MAX_VARLONG_BYTES)
-        timestamp = base_timestamp + delta
-        if timestamp != NO_TIMESTAMP:
-            if lo == NO_TIMESTAMP or timestamp < lo:
-                lo = timestamp
-            hi = max(hi, timestamp)
-        b = buf[p] if p < body_end else 0x80
-        if b < 0x80:
-            offset_delta, p = (b >> 1) ^ -(b & 1), p + 1
-        else:
-            offset_delta, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
-        if offset_delta != index:
-            raise _bad(
-                f"Record {index} of the batch has offset delta {offset_delta}: the records of "
-                "a batch must have offset deltas 0, 1, 2, ... in order"
-            )
-        key_size, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
-        if key_size < 0:
-            null_key = True
-        else:
-            p += key_size
-        value_size, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
-        if value_size > 0:
-            p += value_size
-        p = _skip_headers(buf, p, body_end)
-        if p != body_end:
-            raise _bad(
-                f"Invalid record size: expected to read {size} bytes in record payload, but "
-                f"instead read {p - (body_end - size)}"
-            )
-        pos = body_end
-    if pos != end:
+    p = 0
+    try:
+        for index in range(count):
+            b = view[p]
+            if b < 0x80:
+                raw, p = b, p + 1
+            elif view[p + 1] < 0x80:
+                raw, p = (b & 0x7F) | (view[p + 1] << 7), p + 2
+            else:
+                raw, p = _uvarint(view, p, _MAX_VARINT_BYTES)
+            size = (raw >> 1) ^ -(raw & 1)
+            body_end = p + size
+            if size < 0 or body_end > n:
+                raise _bad(
+                    f"Invalid record size: expected {size} bytes in record payload, but "
+                    f"instead the buffer has only {n - p} remaining bytes."
+                )
+            p += 1  # the attributes
+            b = view[p]
+            if b < 0x80:
+                raw, p = b, p + 1
+            elif view[p + 1] < 0x80:
+                raw, p = (b & 0x7F) | (view[p + 1] << 7), p + 2
+            else:
+                raw, p = _uvarint(view, p, _MAX_VARLONG_BYTES)
+            timestamp = base_timestamp + ((raw >> 1) ^ -(raw & 1))
+            if timestamp != NO_TIMESTAMP:
+                if lo == NO_TIMESTAMP or timestamp < lo:
+                    lo = timestamp
+                if timestamp > hi:  # noqa: PLR1730 (max() is a call per record)
+                    hi = timestamp
+            b = view[p]
+            if b < 0x80:
+                raw, p = b, p + 1
+            elif view[p + 1] < 0x80:
+                raw, p = (b & 0x7F) | (view[p + 1] << 7), p + 2
+            else:
+                raw, p = _uvarint(view, p, _MAX_VARINT_BYTES)
+            if raw != index << 1:
+                raise _bad(
+                    f"Record {index} of the batch has offset delta {(raw >> 1) ^ -(raw & 1)}: "
+                    "the records of a batch must have offset deltas 0, 1, 2, ... in order"
+                )
+            b = view[p]
+            if b < 0x80:
+                raw, p = b, p + 1
+            elif view[p + 1] < 0x80:
+                raw, p = (b & 0x7F) | (view[p + 1] << 7), p + 2
+            else:
+                raw, p = _uvarint(view, p, _MAX_VARINT_BYTES)
+            if raw & 1:
+                null_key = True
+            else:
+                p += raw >> 1
+            b = view[p]
+            if b < 0x80:
+                raw, p = b, p + 1
+            elif view[p + 1] < 0x80:
+                raw, p = (b & 0x7F) | (view[p + 1] << 7), p + 2
+            else:
+                raw, p = _uvarint(view, p, _MAX_VARINT_BYTES)
+            if not raw & 1:
+                p += raw >> 1
+            if view[p] == 0:  # no headers
+                p += 1
+            else:
+                p = _skip_headers(view, p, body_end)
+            if p != body_end:
+                raise _bad(
+                    f"Invalid record size: expected to read {size} bytes in record payload, "
+                    f"but instead read {p - (body_end - size)}"
+                )
+    except IndexError:
+        raise _bad("Incorrect declared batch size, premature EOF reached") from None
+    if p != n:
         raise _bad("Incorrect declared batch size, records still remaining in file")
     return RecordsSummary(lo, hi, null_key)
 

@@ -27,6 +27,16 @@ Algorithm
     Opening, recovery and retention are in :mod:`rackwise.storage.recovery` and
     :mod:`rackwise.storage.retention`.
 
+    Crash points (``CRASH_POINTS``, each tested): a roll creates the new segment's files
+    (``roll.segment-created``), writes the producer snapshot at its base offset
+    (``roll.snapshot-written``), then fsyncs the old segment and moves the recovery point; a
+    crash at either point leaves an unflushed tail that recovery scans. Truncating the whole
+    log deletes the old segments (``truncate-fully.old-deleted``) before creating the new one
+    (``truncate-fully.segment-created``), so a crash never leaves stale data readable.
+    Retention moves the log start offset (``retention.start-offset-moved``) before deleting
+    files a segment at a time (``retention.segment-deleted``); a crash leaves segments below
+    the log start offset, which the next pass deletes.
+
 Worked example
     An empty log at epoch 3 receives a batch of 5 records: offsets 0-4 are written into it,
     epoch entry (3, 0) is checkpointed, the answer is first offset 0, last offset 4. A
@@ -47,14 +57,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from rackwise.storage import appends, record_codec
+from rackwise.storage import appends, timestamps
 from rackwise.storage.appends import LogAppendInfo
 from rackwise.storage.batch import BatchHeader
 from rackwise.storage.checkpoints import LEADER_EPOCH_CHECKPOINT, check_topic_id, fsync_directory
 from rackwise.storage.config import LogConfig
 from rackwise.storage.epochs import LeaderEpochCache
 from rackwise.storage.errors import (
-    CorruptIndexException,
     KafkaStorageException,
     OffsetOutOfRangeException,
 )
@@ -68,6 +77,19 @@ __all__ = ["FetchSlice", "LogAppendInfo", "LogConfig", "PartitionLog"]
 
 LOG: Final = logging.getLogger("rackwise.storage")
 NO_OFFSET: Final = -1
+CRASH_POINTS: Final = (
+    "roll.segment-created",
+    "roll.snapshot-written",
+    "truncate-fully.old-deleted",
+    "truncate-fully.segment-created",
+    "retention.start-offset-moved",
+    "retention.segment-deleted",
+)
+"""The points between the steps of the log's multi-step changes where a crash is tested."""
+
+
+def _no_crash(point: str) -> None:
+    """The production crash hook: nothing happens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +148,8 @@ class PartitionLog:
         self.high_watermark = 0
         self.recovery_point = 0
         self.last_flush_ms = clock()
+        self.crash_point: Callable[[str], None] = _no_crash
+        """Called at each named crash point (CRASH_POINTS); tests make it raise."""
         self._lock = threading.RLock()
         self._failed: BaseException | None = None
         self._closed = False
@@ -302,8 +326,10 @@ class PartitionLog:
             roll_jitter_ms=segment_jitter(self.config, self.rng),
         )
         self.segments.append(segment)
+        self.crash_point("roll.segment-created")
         self.producer_state.update_map_end_offset(new_offset)
         self.producer_state.take_snapshot(new_offset)
+        self.crash_point("roll.snapshot-written")
         self.flush_to(new_offset)
         LOG.info("%s: rolled new log segment at offset %d", self.name, new_offset)
         return segment
@@ -361,7 +387,7 @@ class PartitionLog:
             if offset >= min(max_offset, self.log_end_offset):
                 return FetchSlice(b"", offset)
             for segment in self.segments[max(self._floor_index(offset), 0) :]:
-                self._usable(segment)
+                self.usable(segment)
                 found = segment.read(
                     offset, max_bytes=max_bytes, max_offset=max_offset, min_one_batch=min_one_batch
                 )
@@ -374,20 +400,9 @@ class PartitionLog:
                     return FetchSlice(data, first, region)
             return FetchSlice(b"", offset)
 
-    def _usable(self, segment: LogSegment) -> None:
-        """Load a segment's indexes; rebuild them if they fail their sanity check."""
-        try:
-            segment.offset_index.load()
-            segment.time_index.load()
-        except CorruptIndexException as e:
-            result = segment.recover(lambda header: None)
-            LOG.warning(
-                "%s: rebuilt the indexes of %s (%s); truncated %d bytes",
-                self.name,
-                segment.log_path.name,
-                e,
-                result.truncated_bytes,
-            )
+    def usable(self, segment: LogSegment) -> None:
+        """Load a segment's indexes, rebuilt if they fail their sanity check."""
+        segment.ensure_indexes()
 
     # ---- offsets -----------------------------------------------------------------------------
 
@@ -430,7 +445,7 @@ class PartitionLog:
                 return
             while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
                 self.segments.pop().delete()
-            self._usable(self.active_segment)
+            self.usable(self.active_segment)
             self.active_segment.truncate_to(offset)
             self.log_end_offset = offset
             self.recovery_point = min(self.recovery_point, offset)
@@ -450,10 +465,11 @@ class PartitionLog:
             self._truncate_fully(offset)
 
     def _truncate_fully(self, offset: int) -> None:
-        old = self.segments
-        reused = [s for s in old if s.base_offset == offset]
-        for segment in reused:
+        """Old segments first, then the new one: a crash between leaves an empty directory,
+        which reopens at the checkpointed log start offset, never stale data."""
+        for segment in self.segments:
             segment.delete()
+        self.crash_point("truncate-fully.old-deleted")
         self.segments = [
             LogSegment.create(
                 self.directory,
@@ -464,9 +480,7 @@ class PartitionLog:
                 roll_jitter_ms=segment_jitter(self.config, self.rng),
             )
         ]
-        for segment in old:
-            if segment not in reused:
-                segment.delete()
+        self.crash_point("truncate-fully.segment-created")
         self.epochs.clear()
         self.producer_state.truncate_fully_and_start_at(offset)
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
@@ -477,34 +491,15 @@ class PartitionLog:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
         """(offset, timestamp, leader epoch) of the first record at or after ``timestamp``
-        (ListOffsets by timestamp), through the time index; None if there is none."""
+        (ListOffsets by timestamp, :mod:`rackwise.storage.timestamps`); None if none."""
         with self._io("searching by timestamp"):
-            for segment in self.segments:
-                self._usable(segment)
-                if segment.largest_timestamp() < timestamp:
-                    continue
-                found = segment.find_offset_by_timestamp(
-                    timestamp, self.log_start_offset, record_codec.decompress
-                )
-                if found is not None:
-                    return found[1], found[0], found[2]
-            return None
+            return timestamps.offset_for_timestamp(self, timestamp)
 
     def max_timestamp_offset(self) -> tuple[int, int, int] | None:
         """(offset, timestamp, leader epoch) of the record with the largest timestamp
         (ListOffsets MAX_TIMESTAMP); None for a log without timestamps."""
         with self._io("searching the largest timestamp"):
-            for segment in self.segments:
-                self._usable(segment)
-            best = max(self.segments, key=lambda s: s.max_timestamp_so_far)
-            if best.max_timestamp_so_far < 0:
-                return None
-            _, position = best.offset_index.lookup(best.offset_of_max_timestamp)
-            for header in best.iter_headers(position):
-                if header.max_timestamp == best.max_timestamp_so_far:
-                    offset = best.offset_of_timestamp_in_batch(header, record_codec.decompress)
-                    return offset, header.max_timestamp, header.partition_leader_epoch
-            return None
+            return timestamps.max_timestamp_offset(self)
 
     # ---- retention ---------------------------------------------------------------------------
 

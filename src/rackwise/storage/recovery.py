@@ -52,7 +52,7 @@ from typing import Final
 
 from rackwise.storage.batch import BatchHeader
 from rackwise.storage.epochs import LeaderEpochCache
-from rackwise.storage.errors import CorruptIndexException, CorruptRecordException
+from rackwise.storage.errors import CorruptRecordException
 from rackwise.storage.files import FileCache
 from rackwise.storage.index import OFFSET_ENTRY_BYTES, TIME_ENTRY_BYTES
 from rackwise.storage.segment import (
@@ -254,21 +254,19 @@ def _epoch_assigner(epochs: LeaderEpochCache) -> Callable[[BatchHeader], None]:
 def _rebuild_if_needed(
     segment: LogSegment, marked: bool, assign: Callable[[BatchHeader], None], repairs: _Repairs
 ) -> None:
-    reason = "a missing or partial index file" if marked else ""
-    if not marked:
-        try:
-            segment.offset_index.load()
-            segment.offset_index.check_positions(segment.size)
-            segment.time_index.load()
-        except CorruptIndexException as e:
-            reason = str(e)
-    if reason:
+    """Rebuild a segment's indexes if their files are missing or partial (``marked``) or
+    fail the sanity check."""
+    if marked:
         result = segment.recover(assign)
         segment.offset_index.flush()
         segment.time_index.flush()
-        repairs.rebuilt_indexes.append(f"{segment.log_path.name} ({reason})")
+        repairs.rebuilt_indexes.append(f"{segment.log_path.name} (a missing or partial index file)")
         repairs.truncated_bytes += result.truncated_bytes
         repairs.truncated_batches += result.truncated_batches
+        return
+    reason = segment.ensure_indexes(report=False)
+    if reason:
+        repairs.rebuilt_indexes.append(f"{segment.log_path.name} ({reason})")
 
 
 def _recover_unflushed(

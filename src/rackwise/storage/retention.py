@@ -131,8 +131,10 @@ def _delete_by(log: PartitionLog, rule: Predicate, reason: str) -> int:
     if deletable:
         log.advance_log_start_offset(log.segments[len(deletable)].base_offset)
         del log.segments[: len(deletable)]
+        log.crash_point("retention.start-offset-moved")
         for segment in deletable:
             segment.delete()
+            log.crash_point("retention.segment-deleted")
         LOG.info(
             "%s: deleted %d segment(s) by %s: %s",
             log.name,

@@ -32,6 +32,7 @@ Worked example
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from collections.abc import Callable, Iterator
@@ -53,6 +54,7 @@ from rackwise.storage.errors import CorruptIndexException, CorruptRecordExceptio
 from rackwise.storage.files import FileCache
 from rackwise.storage.index import INT32_MAX, OffsetIndex, TimeIndex
 
+LOG: Final = logging.getLogger("rackwise.storage")
 LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"
 TIME_INDEX_SUFFIX: Final = ".timeindex"
@@ -153,6 +155,7 @@ class LogSegment:
         self._offset_of_max_timestamp = UNKNOWN
         self._rolling_timestamp = UNKNOWN
         self._bytes_since_index_entry = 0
+        self._indexes_checked = False
 
     @classmethod
     def create(
@@ -179,6 +182,7 @@ class LogSegment:
             files.create(path)
         segment.offset_index.start_empty()
         segment.time_index.start_empty()
+        segment._indexes_checked = True
         segment._max_timestamp = NO_TIMESTAMP
         segment._offset_of_max_timestamp = base_offset
         segment._rolling_timestamp = NO_TIMESTAMP
@@ -204,8 +208,36 @@ class LogSegment:
         except CorruptRecordException:
             return
 
+    def ensure_indexes(self, *, report: bool = True) -> str:
+        """Load both indexes on first use; if either fails its sanity check (entries out of
+        order, a position past the segment's end), rebuild both from the segment, logging it
+        if ``report``. The reason for a rebuild, "" if there was none."""
+        if self._indexes_checked:
+            return ""
+        try:
+            self.offset_index.load()
+            self.offset_index.check_positions(self.size)
+            self.time_index.load()
+        except CorruptIndexException as e:
+            result = self.recover(lambda header: None)
+            self.offset_index.flush()
+            self.time_index.flush()
+            if not report:
+                return str(e)
+            LOG.warning(
+                "%s: rebuilt the indexes of %s (%s); truncated %d bytes",
+                self.directory.name,
+                self.log_path.name,
+                e,
+                result.truncated_bytes,
+            )
+            return str(e)
+        self._indexes_checked = True
+        return ""
+
     def translate_offset(self, offset: int, start_position: int = 0) -> BatchHeader | None:
         """The first batch whose last offset is at least ``offset``, or None."""
+        self.ensure_indexes()
         _, position = self.offset_index.lookup(offset)
         for header in self.iter_headers(max(position, start_position)):
             if header.last_offset >= offset:
@@ -214,6 +246,7 @@ class LogSegment:
 
     def read_next_offset(self) -> int:
         """The offset after the segment's last batch (its base offset if it has none)."""
+        self.ensure_indexes()
         position = self.offset_index.last_position
         next_offset = self.base_offset
         for header in self.iter_headers(position):
@@ -274,6 +307,7 @@ class LogSegment:
     def max_timestamp_so_far(self) -> int:
         """The largest batch max timestamp in the segment (NO_TIMESTAMP if none)."""
         if self._max_timestamp == UNKNOWN:
+            self.ensure_indexes()
             self._max_timestamp, self._offset_of_max_timestamp = self.time_index.last_entry
         return self._max_timestamp
 
@@ -425,6 +459,7 @@ class LogSegment:
         )
         self._bytes_since_index_entry = valid - last_index_entry
         self._rolling_timestamp = UNKNOWN
+        self._indexes_checked = True
         return RecoverResult(truncated, dropped, count, bad_offset, problem)
 
     def _iter_batches_with_data(self) -> Iterator[tuple[BatchHeader, memoryview | None]]:
@@ -457,6 +492,7 @@ class LogSegment:
     ) -> tuple[int, int, int] | None:
         """(timestamp, offset, leader epoch) of the first record at or after ``timestamp`` and
         ``starting_offset``, or None (Kafka's findOffsetByTimestamp)."""
+        self.ensure_indexes()
         _, indexed_offset = self.time_index.lookup(timestamp)
         _, position = self.offset_index.lookup(max(indexed_offset, starting_offset))
         for header in self.iter_headers(position):
