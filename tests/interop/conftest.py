@@ -77,6 +77,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "multi-level",
         "--override",
         "replica.selector.class=multi-level",
+        "--override",
+        "log.cleaner.backoff.ms=500",
         "--dir",
         str(directory),
         "--json",

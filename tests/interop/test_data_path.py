@@ -258,3 +258,77 @@ def test_kafka_python_admin_can_create_and_produce_rf3(cluster: Cluster) -> None
     offsets = sorted((f.get(timeout=30).partition, f.get(timeout=30).offset) for f in futures)
     producer.close()
     assert offsets == sorted((p, o) for p in range(3) for o in range(10))
+
+
+def test_a_compacted_topic_keeps_the_latest_record_of_each_key(cluster: Cluster) -> None:
+    topic = "dp-compacted"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    configs = {
+        "cleanup.policy": "compact",
+        "segment.bytes": "4096",
+        "min.cleanable.dirty.ratio": "0.01",
+        "delete.retention.ms": "0",
+    }
+    new = NewTopic(topic, num_partitions=1, replication_factor=3, config=configs)
+    admin.create_topics([new], operation_timeout=20)[topic].result(30)
+    eventually(lambda: admin.list_topics(topic=topic, timeout=10).topics[topic].error is None)
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "linger.ms": 0,
+            "acks": "all",
+            "batch.num.messages": 5,  # batches well under segment.bytes, many segments
+        }
+    )
+    failures: list[object] = []
+    latest: dict[bytes, bytes | None] = {}
+    for i in range(300):
+        key = f"key-{i % 10}".encode()
+        value = None if i % 10 == 3 and i > 200 else f"value-{i}".encode() * 4
+        producer.produce(topic, key=key, value=value, on_delivery=lambda e, _m: failures.append(e))
+        producer.poll(0)
+        latest[key] = value
+    assert producer.flush(30) == 0
+    assert len(failures) == 300 and not any(failures), failures[:3]
+
+    # The cleaner runs every 500 ms on this cluster; a consumer then sees far fewer records.
+    deadline = time.monotonic() + 40
+    while True:
+        seen, count = read_partition(cluster, topic)
+        if count < 100 or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    assert count < 100, f"still {count} records after compaction"
+    # Every key's latest value survives; a tombstone may be gone already, and its key with it.
+    for key, value in latest.items():
+        assert seen.get(key) == value, (key, count, sorted(seen))
+
+
+def read_partition(cluster: Cluster, topic: str) -> tuple[dict[bytes, bytes | None], int]:
+    """Partition 0 read to its end: the last value of each key, and the number of records."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": f"read-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        seen: dict[bytes, bytes | None] = {}
+        count = 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                if message.error().code() == -191:  # _PARTITION_EOF: the end
+                    return seen, count
+                raise KafkaException(message.error())
+            seen[message.key()] = message.value()
+            count += 1
+        raise AssertionError(f"{topic} not read to its end in 30 s")
+    finally:
+        consumer.close()

@@ -16,9 +16,11 @@ from rackwise.storage.errors import (
     CorruptRecordException,
     InconsistentTopicIdException,
     InvalidRecordException,
+    InvalidTimestampException,
     OffsetOutOfRangeException,
     OffsetsOutOfOrderException,
     OutOfOrderSequenceException,
+    RecordTooLargeException,
     UnexpectedAppendOffsetException,
 )
 from rackwise.storage.files import FileCache
@@ -74,20 +76,37 @@ def test_log_append_time_stamps_the_batch(tmp_path: Path) -> None:
     assert [r.timestamp for r in stored] == [START_MS + 99] * 2
 
 
-def test_a_refused_batch_leaves_the_files_unchanged(h: LogHarness) -> None:
-    log = h.log
-    assert log is not None
-    log.append_as_leader(batch(1), leader_epoch=0)
+def test_a_refused_batch_leaves_the_files_unchanged(tmp_path: Path) -> None:
+    h = LogHarness(
+        tmp_path / "orders-0",
+        LogConfig(max_message_bytes=500, message_timestamp_before_max_ms=60_000),
+    )
+    log = h.open()
+    log.append_as_leader(batch(1, producer_id=3, producer_epoch=0, base_sequence=0), leader_epoch=0)
     segment = h.directory / "00000000000000000000.log"
     size = segment.stat().st_size
-    bad = bytearray(batch(1))
-    bad[-1] ^= 0xFF
-    with pytest.raises(CorruptRecordException) as caught:
-        log.append_as_leader(bytes(bad), leader_epoch=0)
-    assert caught.value.error_code == 2
-    with pytest.raises(InvalidRecordException):
-        log.append_as_leader(batch(1) + batch(1), leader_epoch=0)
-    assert segment.stat().st_size == size and log.log_end_offset == 1
+    flipped = bytearray(batch(1))
+    flipped[-1] ^= 0xFF
+    magic_one = bytearray(batch(1))
+    magic_one[16] = 1
+    refused = [
+        (bytes(flipped), CorruptRecordException, 2),
+        (batch(1) + batch(1), InvalidRecordException, 87),
+        (bytes(magic_one), InvalidRecordException, 87),
+        (batch(1, size=600), RecordTooLargeException, 10),
+        (batch(1, timestamp_ms=START_MS - 61_000), InvalidTimestampException, 32),
+        (
+            batch(1, producer_id=3, producer_epoch=0, base_sequence=5),
+            OutOfOrderSequenceException,
+            45,
+        ),
+    ]
+    for data, error, code in refused:
+        with pytest.raises(error) as caught:
+            log.append_as_leader(data, leader_epoch=0)
+        assert caught.value.error_code == code  # type: ignore[attr-defined]
+        assert segment.stat().st_size == size and log.log_end_offset == 1
+    assert log.epochs.epoch_entries == [(0, 0)]
 
 
 def test_reads_return_whole_batches_below_max_offset(h: LogHarness) -> None:

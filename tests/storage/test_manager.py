@@ -166,3 +166,18 @@ def test_flush_dirty_honours_flush_ms(tmp_path: Path) -> None:
     assert log.recovery_point == 0
     manager.flush_dirty(clock.now_ms + 5_000)
     assert log.recovery_point == 3
+
+
+def test_a_partition_that_cannot_be_opened_is_left_out_and_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    for p in range(2):
+        manager.get_or_create("t", p, topic_id=TOPIC_ID, config=LogConfig())
+    manager.shutdown()
+    (d / "t-1" / "partition.metadata").write_bytes(b"version: 0\ntopic_id: nonsense")
+    again = _manager([d])
+    assert [(g.topic, g.partition) for g in again.logs()] == [("t", 0)]
+    assert again.failed_dirs == [d / "t-1"]
+    assert any("Error while loading the log of t-1" in r.getMessage() for r in caplog.records)

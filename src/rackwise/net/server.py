@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
 import socket
 import struct
@@ -65,6 +64,7 @@ from typing import Any, Final
 from rackwise.common.logsafe import loggable
 from rackwise.net.errors import CloseConnection
 from rackwise.net.limits import ConnectionQuotas, LogThrottle, MemoryPool, ServerLimits
+from rackwise.net.sockets import RESOURCE_ERRNOS, listen, peer_address
 from rackwise.protocol import (
     DEFAULT_MAX_REQUEST_BYTES,
     Close,
@@ -82,16 +82,12 @@ DEFAULT_HOST: Final = "127.0.0.1"
 """Where a listener without a host binds."""
 READ_CHUNK_BYTES: Final = 65_536
 """The most bytes of a large frame read at once."""
-LISTEN_BACKLOG: Final = 100
-"""Connections the system queues before they are accepted (asyncio's default)."""
 ACCEPT_RETRY_DELAY_S: Final = 0.1
 """The pause before accepting again after the process ran out of file descriptors."""
 SWEEP_MAX_INTERVAL_S: Final = 1.0
 SWEEP_MIN_INTERVAL_S: Final = 0.01
 """Bounds of the idle sweeper's period (a quarter of the idle timeout, within them)."""
 CLOSE_WAIT_S: Final = 1.0
-RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-"""``accept`` failures that mean the process or the system is out of descriptors or memory."""
 _SIZE: Final = struct.Struct(">i")
 _CURRENT: ContextVar[ClientConnection | None] = ContextVar("rackwise_connection", default=None)
 
@@ -182,7 +178,7 @@ class KafkaServer:
             raise RuntimeError(f"BUG: the {self.name} server is already started")
         loop = asyncio.get_running_loop()
         self._throttle = LogThrottle(self.limits.log_interval_s, loop.time)
-        self._sockets = await _listen(self.host, self.requested_port)
+        self._sockets = await listen(self.host, self.requested_port)
         self._tasks = [loop.create_task(self._accept_loop(sock)) for sock in self._sockets]
         timeout_s = self.limits.idle_timeout_s
         if timeout_s is not None:
@@ -267,7 +263,7 @@ class KafkaServer:
             )
 
     def _admit(self, sock: socket.socket, address: Any) -> None:
-        ip, peer = _address(address)
+        ip, peer = peer_address(address)
         if self._closed.is_set():
             sock.close()
             return
@@ -492,47 +488,11 @@ async def start_server(
     return server
 
 
-async def _listen(host: str, port: int) -> list[socket.socket]:
-    """Listening sockets for every address ``host`` resolves to, all on one port (the one the
-    system chose for the first when ``port`` is 0)."""
-    loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    sockets: list[socket.socket] = []
-    seen: set[Any] = set()
-    try:
-        for family, kind, proto, _, address in infos:
-            if address in seen:
-                continue
-            seen.add(address)
-            sock = socket.socket(family, kind, proto)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            if port == 0 and len(sockets) > 1:
-                address = (address[0], sockets[0].getsockname()[1], *address[2:])
-            sock.bind(address)
-            sock.listen(LISTEN_BACKLOG)
-            sock.setblocking(False)
-    except BaseException:
-        for sock in sockets:
-            sock.close()
-        raise
-    return sockets
-
-
 async def _read_or_eof(reader: asyncio.StreamReader, size: int) -> bytes | None:
     try:
         return await reader.readexactly(size)
     except asyncio.IncompleteReadError:
         return None
-
-
-def _address(address: Any) -> tuple[str, str]:
-    """``(ip, "ip:port")`` of an accepted peer."""
-    if isinstance(address, tuple) and len(address) >= 2:
-        return str(address[0]), f"{address[0]}:{address[1]}"
-    return str(address), str(address)
 
 
 def _since_last(unlogged: int, what: str) -> str:

@@ -37,6 +37,7 @@ from rackwise.node.replica_fetcher import ReplicaFetcherManager
 from rackwise.replica.manager import ReplicaConfig, ReplicaManager
 from rackwise.replica.purgatory import Purgatory
 from rackwise.replica.selector import load_selector
+from rackwise.storage.cleaner import LogCleaner
 from rackwise.storage.log import LogConfig
 from rackwise.storage.manager import LogManager
 
@@ -83,6 +84,7 @@ class DataPlane:
         self.fetchers = ReplicaFetcherManager(
             broker_id, self.replicas, config, connect_broker, broker_epoch, self.on_change
         )
+        self.cleaner = LogCleaner()
         self.applied: MetadataImage | None = None
         self.isr_wake: Callable[[], None] = lambda: None
         self._tasks: list[asyncio.Task[None]] = []
@@ -105,6 +107,8 @@ class DataPlane:
             asyncio.create_task(self._every(self._flush_interval_s, self.flush)),
             asyncio.create_task(self._every(self._isr_interval_s, self.check_isr)),
         ]
+        if self.config.log_cleaner_enable:
+            self._tasks.append(asyncio.create_task(self._clean_forever(), name="log-cleaner"))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -207,6 +211,31 @@ class DataPlane:
 
     def flush(self) -> None:
         self.logs.flush_dirty(self.clock())
+
+    async def _clean_forever(self) -> None:
+        """Kafka's log cleaner thread: clean the compacted logs one at a time on a thread of
+        their own (copying segments must not hold up requests), then back off
+        ``log.cleaner.backoff.ms``."""
+        backoff_s = self.config.log_cleaner_backoff_ms / 1000
+        while True:
+            await asyncio.sleep(backoff_s)
+            for log in [p.log for p in self.replicas.partitions.values()]:
+                if not log.config.is_compact:
+                    continue
+                try:
+                    result = await asyncio.to_thread(self.cleaner.clean_once, log, self.clock())
+                except Exception as e:  # truncated or deleted meanwhile: next round
+                    LOG.info("cleaning %s-%d stopped: %s", log.topic, log.partition, e)
+                    continue
+                if result.cleaned:
+                    LOG.info(
+                        "cleaned %s-%d up to offset %d: %d of %d records kept",
+                        log.topic,
+                        log.partition,
+                        result.end_offset,
+                        result.records_retained,
+                        result.records_read,
+                    )
 
     def default_log_config(self) -> LogConfig:
         return self.settings(MetadataImage(), "").log_config

@@ -93,7 +93,7 @@ def append_as_leader(log: PartitionLog, records: bytes, leader_epoch: int) -> Lo
     if config.is_compact and any(h.compression for h in headers):
         record_codec.require_keys(records)
     is_append_time = config.message_timestamp_type == LOG_APPEND_TIME
-    duplicate = log.producer_state.check_batches(headers, is_leader=True)
+    duplicate = log.producer_state.check(headers[0], is_leader=True)  # one batch: validated
     if duplicate is not None:
         return LogAppendInfo(
             duplicate.first_offset,

@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from rackwise.common.errors import RackwiseError
 from rackwise.common.types import TopicPartition
 from rackwise.records import kafka_uuid
 from rackwise.storage.checkpoints import (
@@ -118,6 +119,8 @@ class LogManager:
         self.future_dirs: list[Path] = []
         """``*-future`` directories found at startup (replicas being moved), left alone."""
         self.had_clean_shutdown: dict[Path, bool] = {}
+        self.failed_dirs: list[Path] = []
+        """Partition directories that could not be opened at startup (the error is logged)."""
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._counts: dict[Path, int] = dict.fromkeys(self.log_dirs, 0)
         """Partitions per log directory."""
@@ -159,9 +162,8 @@ class LogManager:
             except ValueError:
                 LOG.warning("Skipping %s: not a topic-partition directory", path)
                 continue
-            self._add(
-                tp,
-                PartitionLog.open(
+            try:
+                log = PartitionLog.open(
                     path,
                     self.default_config,
                     topic_id=None,
@@ -173,8 +175,12 @@ class LogManager:
                     high_watermark=high_watermarks.get(tp),
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     rng=self.rng,
-                ),
-            )
+                )
+            except (OSError, RackwiseError) as e:
+                self.failed_dirs.append(path)
+                LOG.error("Error while loading the log of %s in %s, left unopened: %s", tp, path, e)
+                continue
+            self._add(tp, log)
 
     # ---- the table of logs -------------------------------------------------------------------
 

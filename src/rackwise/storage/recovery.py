@@ -103,8 +103,8 @@ def _base_offset_of(name: str) -> int | None:
 def finish_interrupted_swaps(directory: Path, files: FileCache) -> None:
     """Step 1 of the module docstring."""
     names = [p.name for p in directory.iterdir() if p.is_file()]
-    cleaned = [n for n in names if n.endswith(CLEANED_SUFFIX)]
-    min_cleaned = min((_base_offset_of(n) or 0 for n in cleaned), default=None)
+    cleaned = [_base_offset_of(n) for n in names if n.endswith(CLEANED_SUFFIX)]
+    min_cleaned = min((b for b in cleaned if b is not None), default=None)
     swaps = []
     for name in names:
         if name.endswith(DELETED_SUFFIX) or name.endswith(CLEANED_SUFFIX):
