@@ -58,6 +58,8 @@ NO_EPOCH: Final = -1
 NO_REPLICA: Final = -1
 READ_COMMITTED: Final = 1
 
+Outcome = tuple[int, LogAppendInfo | None, str | None, list[tuple[int, str]]]
+"""A partition's produce outcome: error code, the append, error message, record errors."""
 AutoCreate = Callable[[str], None]
 """Starts creating a topic that a Produce or Metadata named (``auto.create.topics.enable``)."""
 
@@ -122,7 +124,7 @@ class DataApis:
         version = _version(body)
         acks = int(body.acks)
         timeout_s = millis(body.timeout) / 1000
-        results: dict[tuple[str, int], tuple[int, LogAppendInfo | None, str | None]] = {}
+        results: dict[tuple[str, int], Outcome] = {}
         by_id = version >= 13  # Produce v13 names topics by id (KIP-516)
         names = {v: k for k, v in self.replicas.topic_ids().items()} if by_id else {}
         topic_keys: dict[str, Any] = {}
@@ -135,45 +137,44 @@ class DataApis:
                 topic_keys[name] = topic.topic_id if by_id else name
                 key = (name, int(data.index))
                 if name.startswith("\0"):
-                    results[key] = (UNKNOWN_TOPIC_ID, None, None)
+                    results[key] = (UNKNOWN_TOPIC_ID, None, None, [])
                     continue
                 if acks not in (0, 1, -1):
-                    results[key] = (INVALID_REQUIRED_ACKS, None, None)
+                    results[key] = (INVALID_REQUIRED_ACKS, None, None, [])
                     continue
                 if getattr(body, "transactional_id", None):
-                    results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None)
+                    results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None, [])
                     continue
                 results[key] = self._append(name, key[1], bytes(data.records or b""), acks)
         if acks == -1:
-            pending = [k for k, (code, info, _) in results.items() if code == NONE and info]
+            pending = [k for k, (code, info, _, _) in results.items() if code == NONE and info]
             if pending:
                 await self._wait_acks_all(results, pending, timeout_s)
         if acks == 0:
-            if any(code != NONE for code, _, _ in results.values()):
+            if any(outcome[0] != NONE for outcome in results.values()):
                 # Kafka closes the connection so that the producer refreshes its metadata.
                 raise CloseConnection("a produce with acks=0 failed")
             return NO_RESPONSE
         return self._produce_response(version, results, topic_keys)
 
-    def _append(
-        self, topic: str, index: int, records: bytes, acks: int
-    ) -> tuple[int, LogAppendInfo | None, str | None]:
+    def _append(self, topic: str, index: int, records: bytes, acks: int) -> Outcome:
         try:
             info = self.replicas.append(topic, index, records, acks)
         except RackwiseError as e:
             code = _code(e)
             if code == UNKNOWN_TOPIC_OR_PARTITION and self.auto_create is not None:
                 self.auto_create(topic)
-            return code, None, e.message
+            # INVALID_RECORD and INVALID_TIMESTAMP name the records at fault, as Kafka does.
+            return code, None, e.message, list(getattr(e, "record_errors", ()))
         except Exception as e:  # a bug must not take the broker down: answer it, log it
             LOG.exception("produce to %s-%d failed", topic, index)
-            return UNKNOWN_SERVER_ERROR, None, f"{type(e).__name__}: {e}"
+            return UNKNOWN_SERVER_ERROR, None, f"{type(e).__name__}: {e}", []
         self.on_change((topic, index))
-        return NONE, info, None
+        return NONE, info, None, []
 
     async def _wait_acks_all(
         self,
-        results: dict[tuple[str, int], tuple[int, LogAppendInfo | None, str | None]],
+        results: dict[tuple[str, int], Outcome],
         pending: list[tuple[str, int]],
         timeout_s: float,
     ) -> None:
@@ -189,26 +190,27 @@ class DataApis:
             outcome = self.replicas.acks_all_outcome(key[0], key[1], required[key])
             info = results[key][1]
             if outcome is None:
-                results[key] = (RequestTimedOutException.error_code, info, None)
+                results[key] = (RequestTimedOutException.error_code, info, None, [])
             elif outcome != NONE:
-                results[key] = (outcome, info, None)
+                results[key] = (outcome, info, None, [])
 
     def _produce_response(
         self,
         version: int,
-        results: dict[tuple[str, int], tuple[int, LogAppendInfo | None, str | None]],
+        results: dict[tuple[str, int], Outcome],
         topic_keys: dict[str, Any],
     ) -> Any:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         leaders: set[int] = set()
-        for (topic, index), (code, info, message) in results.items():
+        for (topic, index), (code, info, message, errors) in results.items():
+            record_errors = [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]
             entry: dict[str, Any] = {
                 "index": index,
                 "error_code": code,
                 "base_offset": NO_OFFSET,
                 "log_append_time": None,
                 "log_start_offset": NO_OFFSET,
-                "record_errors": [],
+                "record_errors": record_errors,
                 "error_message": message,
             }
             if info is not None and code in (NONE, 20):

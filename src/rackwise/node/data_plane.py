@@ -116,7 +116,7 @@ class DataPlane:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.fetchers.close()
         try:
-            self.logs.shutdown()
+            self.logs.shutdown(broker_epoch=self.broker_epoch())
         except OSError as e:
             LOG.error("log shutdown failed (the next start recovers): %s", e)
 
