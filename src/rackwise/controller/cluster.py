@@ -334,15 +334,15 @@ class ClusterControl:
                 "connection it registered on; it must register again on this one"
             )
 
-    def note_heartbeats(self, image: MetadataImage, heard: Mapping[int, int], now_ms: int) -> None:
-        """Renew the leases of the unfenced brokers whose heartbeats (broker id -> epoch, of
-        the current registration) arrived but are not processed yet (Kafka's lockless
+    def note_heartbeats(self, image: MetadataImage, heard: Mapping[int, tuple[int, int]]) -> None:
+        """Count the heartbeats that arrived but are not processed yet (broker id -> epoch
+        and arrival time, of the current registration) as contacts (Kafka's lockless
         ``trackBrokerHeartbeat``): a busy controller does not fence a broker it has not yet
-        had time to answer."""
-        for broker_id, epoch in heard.items():
+        had time to answer. A heartbeat already processed changes nothing."""
+        for broker_id, (epoch, at_ms) in heard.items():
             registration = image.brokers.get(broker_id)
             if registration is not None and registration.broker_epoch == epoch:
-                self.tracker.note_contact(broker_id, now_ms)
+                self.tracker.note_contact(broker_id, at_ms)
 
     def maybe_fence_one_stale_broker(
         self, state: ControllerState, records: list[Any], *, now_ms: int

@@ -125,15 +125,20 @@ class BrokerHeartbeatTracker:
         else:
             self._unfenced[broker_id] = state
 
-    def note_contact(self, broker_id: int, now_ms: int) -> None:
-        """Count a contact at ``now_ms`` from an unfenced broker, keeping its fencing and
-        applied offset (a heartbeat that arrived and waits to be processed)."""
+    def note_contact(self, broker_id: int, at_ms: int) -> None:
+        """Count a contact at ``at_ms`` from an unfenced broker, keeping its fencing and
+        applied offset: a heartbeat that arrived at ``at_ms`` and waits to be processed. A
+        contact no later than the last one counted changes nothing."""
         state = self._brokers.get(broker_id)
-        if state is None or state.fenced or now_ms <= state.last_contact_ms:
+        if state is None or state.fenced or at_ms <= state.last_contact_ms:
             return
-        state.last_contact_ms = now_ms
+        state.last_contact_ms = at_ms
         self._unfenced.pop(broker_id, None)
+        last = next(reversed(self._unfenced.values()), None)
         self._unfenced[broker_id] = state
+        if last is not None and last.last_contact_ms > at_ms:  # keep the order of contact
+            ordered = sorted(self._unfenced.values(), key=lambda s: s.last_contact_ms)
+            self._unfenced = {s.broker_id: s for s in ordered}
 
     def fence(self, broker_id: int) -> None:
         """Take away the broker's lease (it stays tracked, fenced)."""

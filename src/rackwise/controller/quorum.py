@@ -390,13 +390,16 @@ class Controller:
         self._user_write(records)
 
     def maybe_fence_stale_brokers(
-        self, now_ms: int | None = None, *, heard: Mapping[int, int] | None = None
+        self,
+        now_ms: int | None = None,
+        *,
+        heard: Mapping[int, tuple[int, int]] | None = None,
     ) -> list[int]:
         """Fence every broker whose lease has run out at ``now_ms`` (default: the clock), one
-        commit each, after renewing the leases of ``heard`` (broker id -> epoch of heartbeats
-        that arrived and wait to be processed); the ids fenced, in order."""
+        commit each, after counting ``heard`` (broker id -> epoch and arrival time of
+        heartbeats that arrived and may wait to be processed); the ids fenced, in order."""
         now = self.clock() if now_ms is None else now_ms
-        self.cluster.note_heartbeats(self.state.image, heard or {}, now)
+        self.cluster.note_heartbeats(self.state.image, heard or {})
         fenced: list[int] = []
         while True:
             records: list[Any] = []

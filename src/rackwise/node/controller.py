@@ -162,7 +162,7 @@ class ControllerNode:
         self._committed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._snapshot_task: asyncio.Task[None] | None = None
-        self._heard: dict[int, int] = {}  # broker id -> epoch, heartbeats that arrived
+        self._heard: dict[int, tuple[int, int]] = {}  # broker id -> (epoch, arrival ms)
         self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -375,10 +375,11 @@ class ControllerNode:
     def _note_arrival(self, request: Request) -> None:
         """On the listener's thread: a heartbeat arrived (its lease counts from now)."""
         if request.header.api_key == ApiKey.BROKER_HEARTBEAT:
+            arrival = (int(request.body.broker_epoch), self.clock())
             with self._heard_lock:
-                self._heard[int(request.body.broker_id)] = int(request.body.broker_epoch)
+                self._heard[int(request.body.broker_id)] = arrival
 
-    def _take_heard(self) -> dict[int, int]:
+    def _take_heard(self) -> dict[int, tuple[int, int]]:
         with self._heard_lock:
             heard, self._heard = self._heard, {}
         return heard
