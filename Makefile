@@ -35,6 +35,8 @@ bench: install
 	$(BIN)/python bench/controller.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/pipeline_plan.py
+	$(BIN)/python bench/fairness.py
+	$(BIN)/python bench/data_path.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

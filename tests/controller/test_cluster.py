@@ -108,7 +108,11 @@ def test_same_incarnation_amends_with_a_new_epoch_keeping_fencing() -> None:
     assert reply.broker_epoch > epoch
     assert reply.broker_epoch == controller.state.register_offsets[1]
     broker = controller.image.brokers[1]
-    assert (broker.broker_epoch, broker.fenced, broker.rack) == (reply.broker_epoch, False, "/moved")
+    assert (broker.broker_epoch, broker.fenced, broker.rack) == (
+        reply.broker_epoch,
+        False,
+        "/moved",
+    )
     # The epoch it had is stale now: its next heartbeat is refused, and it registers again.
     with pytest.raises(StaleBrokerEpochException, match=f"but got broker epoch {epoch}"):
         controller.broker_heartbeat(BrokerHeartbeatRequest(1, epoch, reply.broker_epoch))

@@ -181,10 +181,39 @@ def test_heartbeats_heard_but_not_processed_keep_the_lease() -> None:
     start_brokers(controller, [1, 2, 3])
     epochs = {b: controller.image.brokers[b].broker_epoch for b in (1, 2, 3)}
     clock.advance(9001)  # every lease has run out...
-    # ...but 1 and 2 heartbeated meanwhile (their requests wait behind a long command), and 3
-    # only with an epoch that is not its registration's.
-    fenced = controller.maybe_fence_stale_brokers(heard={1: epochs[1], 2: epochs[2], 3: -5})
-    assert fenced == [3]
+    # ...but 1 and 2 heartbeated meanwhile (their requests wait behind a long command), at
+    # t=5000 and t=3000, and 3 only with an epoch that is not its registration's.
+    heard = {1: (epochs[1], 5000), 2: (epochs[2], 3000), 3: (-5, 9000)}
+    assert controller.maybe_fence_stale_brokers(heard=heard) == [3]
     assert not controller.image.brokers[1].fenced and not controller.image.brokers[2].fenced
+    clock.advance(3000)  # t=12001: 2's lease (from t=3000) has run out, 1's has not
+    assert controller.maybe_fence_stale_brokers() == [2]
+    clock.advance(2000)
+    assert controller.maybe_fence_stale_brokers() == [1]
+
+
+def test_a_heartbeat_heard_and_already_processed_extends_nothing() -> None:
+    clock = ManualClock(0)
+    controller = new_controller(clock=clock)
+    start_brokers(controller, [1])
+    epoch = controller.image.brokers[1].broker_epoch
+    clock.advance(100)
+    heartbeat(controller, 1)  # processed at t=100, heard at t=50
     clock.advance(9001)
-    assert controller.maybe_fence_stale_brokers() == [1, 2]
+    assert controller.maybe_fence_stale_brokers(heard={1: (epoch, 50)}) == [1]
+
+
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 20_000)), max_size=12))
+def test_leases_stay_in_order_of_contact(contacts: list[tuple[int, int]]) -> None:
+    clock = ManualClock(0)
+    controller = new_controller(clock=clock)
+    start_brokers(controller, [1, 2, 3, 4])
+    epochs = {b: controller.image.brokers[b].broker_epoch for b in (1, 2, 3, 4)}
+    last = {b: 0 for b in epochs}
+    for broker, at in contacts:
+        controller.maybe_fence_stale_brokers(now_ms=0, heard={broker: (epochs[broker], at)})
+        last[broker] = max(last[broker], at)
+    clock.advance(30_000)
+    stale = controller.tracker.stale_brokers(clock())
+    assert set(stale) == set(epochs)  # all silent for longer than a session
+    assert [last[b] for b in stale] == sorted(last[b] for b in stale)  # longest silent first

@@ -238,8 +238,8 @@ class KafkaServer:
                 if self._closed.is_set():
                     return
                 self._accept_failed(e)
-                if e.errno in RESOURCE_ERRNOS:
-                    await asyncio.sleep(ACCEPT_RETRY_DELAY_S)
+                # Out of descriptors, Linux keeps the listener readable: pause, or it spins.
+                await asyncio.sleep(ACCEPT_RETRY_DELAY_S if e.errno in RESOURCE_ERRNOS else 0)
                 continue
             self._admit(accepted, address)
 

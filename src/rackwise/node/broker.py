@@ -298,6 +298,7 @@ class Broker:
                 port=endpoint.port,
                 max_request_bytes=self.config.socket_request_max_bytes,
                 name=f"broker {self.node_id} {endpoint.listener_name}",
+                limits=self.config.server_limits(),
             )
             self.servers.append(server)
         self._main_loop = asyncio.get_running_loop()

@@ -61,7 +61,11 @@ def describe_configs(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
     include_synonyms = bool(getattr(body, "include_synonyms", False))
     control = ConfigControl(ControllerConfig(node_id=info.node_id, static=info.static_config))
     results: list[dict[str, Any]] = []
+    # A resource named twice is answered once, as Kafka's controller does.
+    unique: dict[tuple[int, str], Any] = {}
     for resource in body.resources:
+        unique.setdefault((int(resource.resource_type), str(resource.resource_name)), resource)
+    for resource in unique.values():
         resource_type = int(resource.resource_type)
         name = str(resource.resource_name)
         keys = resource.configuration_keys
