@@ -95,6 +95,7 @@ MAX_RETRY_BACKOFF_S: Final = 1.0
 CONNECT_TIMEOUT_S: Final = 2.0
 READY_WAIT_S: Final = 10.0
 """The longest a broker told it is unfenced waits for its image to show it before serving."""
+SHUT_DOWN_WARNING_INTERVAL_S: Final = 60.0
 BYTES_OUT_REPORT_S: Final = 5.0
 """How often the bytes sent to consumers and followers are logged (when they changed)."""
 RESERVED_UUIDS: Final = 100
@@ -245,6 +246,7 @@ class Broker:
         self._main_loop: asyncio.AbstractEventLoop | None = None
         self.image_signal: Signal | None = None
         self._asked_to_shut_down = False
+        self._shut_down_warned = -SHUT_DOWN_WARNING_INTERVAL_S
         self.forwarder = Forwarder(self._connect, self._wait_applied)
         self.data_config = DataPathConfig.from_properties(config.properties)
         self.data = DataPlane(
@@ -512,7 +514,11 @@ class Broker:
                 self._on_main_loop(self.stopped.set)
             else:
                 # Kafka's broker acts on should_shut_down only after asking for a controlled
-                # shutdown itself; a forged or stray answer must not stop it.
+                # shutdown itself; a forged or stray answer must not stop it. Said once a minute.
+                now = time.monotonic()
+                if now - self._shut_down_warned < SHUT_DOWN_WARNING_INTERVAL_S:
+                    return
+                self._shut_down_warned = now
                 LOG.warning(
                     "ignoring should_shut_down in a heartbeat answer: this broker did not ask "
                     "for a controlled shutdown"
