@@ -10,18 +10,20 @@ window of requests in flight per connection, per-request latency from send to an
 client decodes nothing while timing; the broker's log end offsets are checked afterwards
 (every record sent must be there), so a fast wrong answer cannot pass.
 
-Figures:
-  ceiling                    MB/s into the ceiling server
-  produce, 1 broker, acks=1  MB/s, latency p50/p99/p99.9, and the ratio to the ceiling
-  produce, RF 3, acks=all    the same, partitions led by three brokers, one connection each
+Figures (the ceiling and each produce case alternate --rounds times; medians reported, with
+each round's ratio to the ceiling run just before it):
+  produce, 1 broker, acks=1  MB/s, latency p50/p99/p99.9 (send to answer, 5 requests in flight)
   consume                    MB/s read back by a confluent-kafka consumer (librdkafka)
-  latency at 10 MB/s         acks=1, the client paced to 10 MB/s: p50/p99/p99.9
-  10,000 partitions          a broker holding 10,000 partitions (3+ files each): start-up time
-                             after a clean and after an unclean shutdown, resident memory,
-                             open file descriptors
+  at 10 MB/s                 acks=1, the client paced to 10 MB/s: p50/p99/p99.9
+  produce, RF 3, acks=all    the same frames (4 partitions each) to each of three leaders of 12
+                             partitions, one connection to each
+  10,000 partitions          a broker holding 10,000 partitions (3+ files each): restart time
+                             (process start to unfenced, as `cluster up` waits for it) and the
+                             log loading within it, after a clean and after an unclean
+                             shutdown; resident memory and open file descriptors
 
-    .venv/bin/python bench/data_path.py [--seconds S] [--json] [--scale-partitions N]
-        [--only ceiling,acks1,rf3,latency,scale]
+    .venv/bin/python bench/data_path.py [--seconds S] [--rounds N] [--json]
+        [--scale-partitions N] [--only acks1,rf3,scale]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -291,76 +294,125 @@ def consume_rate(bootstrap: str, name: str, partitions: int, total: int) -> dict
 # ---- sections ----------------------------------------------------------------------------------
 
 
-def run_ceiling(seconds: float, frame: bytes, records: int, work: Path) -> dict[str, Any]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--ceiling-server", str(work / "ceiling.bin")],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().split()[1])
-        result = asyncio.run(drive(("127.0.0.1", port), frame, seconds))
-        return summary([result], records)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(10)
+class Ceiling:
+    """The ceiling server, a process of its own, for the whole run."""
+
+    def __init__(self, work: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--ceiling-server", str(work / "ceiling.bin")],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline().split()[1])
+
+    def measure(self, frame: bytes, seconds: float, records: int) -> dict[str, Any]:
+        return summary([asyncio.run(drive(("127.0.0.1", self.port), frame, seconds))], records)
+
+    def close(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(10)
+
+
+def interleaved(
+    rounds: int,
+    ceiling: Ceiling,
+    frame: bytes,
+    records: int,
+    seconds: float,
+    measure: Any,
+) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
+    """Alternate the ceiling and the system under test ``rounds`` times (the machine is shared:
+    a ratio from adjacent runs says more than two absolute figures); the median run of each by
+    throughput, and every round's ratio."""
+    ceilings, results, ratios = [], [], []
+    for _ in range(rounds):
+        top = ceiling.measure(frame, seconds, records)
+        got = measure()
+        ceilings.append(top)
+        results.append(got)
+        ratios.append(got["mb_per_s"] / top["mb_per_s"])
+    return _median(ceilings), _median(results), ratios
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return sorted(runs, key=lambda r: r["mb_per_s"])[len(runs) // 2]
 
 
 def run_acks1(
-    seconds: float, records: int, work: Path, rate: float | None = None
+    seconds: float, records: int, work: Path, ceiling: Ceiling, rounds: int
 ) -> dict[str, Any]:
     cluster = BenchCluster(work / "one", 1)
     try:
         partitions = 4
         create_topic(cluster.bootstrap, TOPIC, partitions, 1)
         frame = produce_frames(TOPIC, range(partitions), records, 1)
-        result = asyncio.run(drive(cluster.address(1), frame, seconds, rate_bytes_per_s=rate))
-        out = summary([result], records * partitions)
+        sent = 0
+
+        def measure() -> dict[str, Any]:
+            nonlocal sent
+            result = summary([asyncio.run(drive(cluster.address(1), frame, seconds))], records * 4)
+            sent += result["records"]
+            return result
+
+        top, out, ratios = interleaved(rounds, ceiling, frame, records * 4, seconds, measure)
         stored = sum(end_offsets(cluster.bootstrap, TOPIC, partitions))
+        if stored != sent:
+            raise SystemExit(f"sent {sent} records, the broker holds {stored}")
         out["stored_records"] = stored
-        if stored != out["records"]:
-            raise SystemExit(f"sent {out['records']} records, the broker holds {stored}")
-        if rate is None:
-            out["consume"] = consume_rate(cluster.bootstrap, TOPIC, partitions, stored)
-        return out
+        out["consume"] = consume_rate(cluster.bootstrap, TOPIC, partitions, stored)
+        paced = asyncio.run(drive(cluster.address(1), frame, seconds, rate_bytes_per_s=10e6))
+        return {
+            "ceiling": top,
+            "produce": out,
+            "ratios": ratios,
+            "at_10_mb_s": summary([paced], records * 4),
+        }
     finally:
         cluster.down()
 
 
-def run_rf3(seconds: float, records: int, work: Path) -> dict[str, Any]:
+def run_rf3(
+    seconds: float, records: int, work: Path, ceiling: Ceiling, rounds: int
+) -> dict[str, Any]:
     cluster = BenchCluster(work / "three", 3)
     try:
-        leaders = create_topic(cluster.bootstrap, TOPIC, 3, 3, **{"min.insync.replicas": "2"})
+        # Four partitions per leader, so that each leader gets the ceiling's frames.
+        leaders = create_topic(cluster.bootstrap, TOPIC, 12, 3, **{"min.insync.replicas": "2"})
         by_leader: dict[int, list[int]] = {}
         for partition, leader in leaders.items():
             by_leader.setdefault(leader, []).append(partition)
+        frames = {
+            leader: produce_frames(TOPIC, parts, records, -1) for leader, parts in by_leader.items()
+        }
+        sent = 0
 
         async def all_leaders() -> list[dict[str, Any]]:
             return list(
                 await asyncio.gather(
-                    *(
-                        drive(
-                            cluster.address(leader),
-                            produce_frames(TOPIC, parts, records, -1),
-                            seconds,
-                        )
-                        for leader, parts in by_leader.items()
-                    )
+                    *(drive(cluster.address(leader), frames[leader], seconds) for leader in frames)
                 )
             )
 
-        results = asyncio.run(all_leaders())
-        total = 0
-        for parts, result in zip(by_leader.values(), results, strict=True):
-            total += result["requests"] * records * len(parts)
-        out = summary(results, records)
-        out["records"] = total
-        stored = sum(end_offsets(cluster.bootstrap, TOPIC, 3))
-        if stored != total:
-            raise SystemExit(f"sent {total} records at RF 3, the cluster holds {stored}")
+        def measure() -> dict[str, Any]:
+            nonlocal sent
+            results = asyncio.run(all_leaders())
+            total = sum(
+                r["requests"] * records * len(by_leader[leader])
+                for leader, r in zip(frames, results, strict=True)
+            )
+            sent += total
+            out = summary(results, records)
+            out["records"] = total
+            return out
+
+        frame = produce_frames(TOPIC, range(4), records, 1)
+        top, out, ratios = interleaved(rounds, ceiling, frame, records * 4, seconds, measure)
+        stored = sum(end_offsets(cluster.bootstrap, TOPIC, 12))
+        if stored != sent:
+            raise SystemExit(f"sent {sent} records at RF 3, the cluster holds {stored}")
         out["stored_records"] = stored
-        return out
+        return {"ceiling": top, "produce": out, "ratios": ratios}
     finally:
         cluster.down()
 
@@ -392,8 +444,12 @@ def run_scale(partitions: int, work: Path) -> dict[str, Any]:
         pid = int(pid_file.read_text()) if pid_file.exists() else broker_pid(cluster)
         loaded = proc_stats(pid)
         clean = restart_broker(cluster, pid, signal.SIGTERM)
+        clean_load = last_load_seconds(cluster)
         unclean = restart_broker(cluster, broker_pid(cluster), signal.SIGKILL)
+        unclean_load = last_load_seconds(cluster)
         return {
+            "logs_loaded_clean_s": clean_load,
+            "logs_loaded_unclean_s": unclean_load,
             "partitions": partitions,
             **loaded,
             "restart_clean_s": clean,
@@ -401,6 +457,13 @@ def run_scale(partitions: int, work: Path) -> dict[str, Any]:
         }
     finally:
         cluster.down()
+
+
+def last_load_seconds(cluster: BenchCluster) -> float:
+    """The broker's own figure for loading its logs at its last start (its log says it)."""
+    log = (cluster.directory / "broker-1" / "server.log").read_text("utf-8")
+    found = re.findall(r"loaded \d+ partition logs in ([0-9.]+) s", log)
+    return float(found[-1]) if found else float("nan")
 
 
 def broker_pid(cluster: BenchCluster) -> int:
@@ -431,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ceiling-server", metavar="FILE", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--records-per-batch", type=int, default=64)
-    parser.add_argument("--only", default="ceiling,acks1,rf3,latency,scale")
+    parser.add_argument("--only", default="acks1,rf3,scale")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale-partitions", type=int, default=10_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -443,25 +507,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: dict[str, Any] = {"load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="rackwise-bench-") as tmp:
         work = Path(tmp)
-        frame = produce_frames(TOPIC, range(4), records, 1)
-        if "ceiling" in only:
-            out["ceiling"] = run_ceiling(args.seconds, frame, records * 4, work)
-            report("ceiling", out["ceiling"], args.json)
-        if "acks1" in only:
-            out["acks1"] = run_acks1(args.seconds, records, work)
-            report("produce 1 broker acks=1", out["acks1"], args.json, out.get("ceiling"))
-        if "rf3" in only:
-            out["rf3"] = run_rf3(args.seconds, records, work)
-            report("produce RF 3 acks=all", out["rf3"], args.json, out.get("ceiling"))
-        if "latency" in only:
-            out["latency"] = run_acks1(args.seconds, records, work / "lat", rate=10e6)
-            report("produce at 10 MB/s acks=1", out["latency"], args.json)
+        ceiling = Ceiling(work)
+        try:
+            if "acks1" in only:
+                out["acks1"] = run_acks1(args.seconds, records, work, ceiling, args.rounds)
+                report_pair("1 broker, acks=1", out["acks1"], args.json)
+            if "rf3" in only:
+                out["rf3"] = run_rf3(args.seconds, records, work, ceiling, args.rounds)
+                report_pair("RF 3, acks=all", out["rf3"], args.json)
+        finally:
+            ceiling.close()
         if "scale" in only:
             out["scale"] = run_scale(args.scale_partitions, work)
             report("10,000 partitions", out["scale"], args.json)
     if args.json:
         print(json.dumps(out, indent=2))
     return 0
+
+
+def report_pair(name: str, figures: dict[str, Any], quiet: bool) -> None:
+    if quiet:
+        return
+    report(f"ceiling (beside {name})", figures["ceiling"], False)
+    report(f"produce {name}", figures["produce"], False)
+    ratios = sorted(figures["ratios"])
+    each = ", ".join(f"{r:.2f}" for r in figures["ratios"])
+    median = ratios[len(ratios) // 2]
+    print(f"{'':28s} ratio to the ceiling, round by round: {each}; median {median:.2f}")
+    if "at_10_mb_s" in figures:
+        report(f"produce {name} at 10 MB/s", figures["at_10_mb_s"], False)
 
 
 def report(
