@@ -59,6 +59,18 @@ def test_shutdown_writes_checkpoints_and_the_marker_and_startup_reads_them(
     assert {(g.topic, g.partition) for g in again.logs()} == {("orders", 0), ("other-topic", 3)}
 
 
+def test_the_high_watermark_checkpoint_is_written_alone(tmp_path: Path) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    orders = manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
+    orders.append_as_leader(batch(3), leader_epoch=1)
+    orders.update_high_watermark(2)
+    manager.checkpoint_high_watermarks()
+    assert (d / "replication-offset-checkpoint").read_bytes() == b"0\n1\norders 0 2\n"
+    assert not (d / "recovery-point-offset-checkpoint").exists()
+    assert not (d / "log-start-offset-checkpoint").exists()
+
+
 def test_without_the_marker_the_directory_is_recovered(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -27,7 +27,6 @@ Worked example
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
 from collections.abc import Callable, Hashable
@@ -126,10 +125,9 @@ class DataApis:
         timeout_s = millis(body.timeout) / 1000
         results: dict[tuple[str, int], Outcome] = {}
         by_id = version >= 13  # Produce v13 names topics by id (KIP-516)
-        names = {v: k for k, v in self.replicas.topic_ids().items()} if by_id else {}
         topic_keys: dict[str, Any] = {}
         for topic in body.topic_data:
-            name = names.get(topic.topic_id, "") if by_id else str(topic.name)
+            name = (self.replicas.topic_name(topic.topic_id) or "") if by_id else str(topic.name)
             for data in topic.partition_data:
                 if by_id and not name:
                     # An unknown topic id: answered under its id, never appended.
@@ -264,8 +262,7 @@ class DataApis:
         version = _version(body)
         replica_id = _fetch_replica_id(body)
         is_follower = replica_id >= 0
-        names = self._topic_names(body)
-        wanted = _fetch_partitions(body, names)
+        wanted = _fetch_partitions(body, self.replicas.topic_name)
         client = None
         rack = str(getattr(body, "rack_id", "") or "")
         if not is_follower and version >= 11:
@@ -291,12 +288,7 @@ class DataApis:
             for (topic, _), _, _, result in results:
                 if result is not None and result.records:
                     self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(result.records)
-        return self._fetch_response(version, results, names)
-
-    def _topic_names(self, body: Any) -> dict[Any, str]:
-        """Topic id -> name for the fetch's topics (v13+ names topics by id)."""
-        ids = self.replicas.topic_ids()
-        return {topic_id: name for name, topic_id in ids.items()}
+        return self._fetch_response(version, results)
 
     def _read_all(
         self,
@@ -343,9 +335,7 @@ class DataApis:
         self,
         version: int,
         results: list[tuple[tuple[str, int], Any, int, ReadResult | None]],
-        names: dict[Any, str],
     ) -> Any:
-        del names
         topics: dict[Any, list[dict[str, Any]]] = {}
         leaders: set[int] = set()
         for (topic, index), topic_key, code, result in results:
@@ -524,7 +514,7 @@ def _fetch_replica_id(body: Any) -> int:
 
 
 def _fetch_partitions(
-    body: Any, names: dict[Any, str]
+    body: Any, topic_name: Callable[[Any], str | None]
 ) -> list[tuple[tuple[str, int], int, Any, Any]]:
     """((topic name, partition), fetch offset, the partition's fields, the topic as the
     response names it) for each partition asked for; an unknown topic id has name ""."""
@@ -533,7 +523,7 @@ def _fetch_partitions(
     for topic in body.topics:
         if by_id:
             topic_key = topic.topic_id
-            name = names.get(topic_key, "")
+            name = topic_name(topic_key) or ""
         else:
             topic_key = str(topic.topic)
             name = topic_key
@@ -559,8 +549,3 @@ def _any_error(results: list[tuple[tuple[str, int], Any, int, ReadResult | None]
         or (r is not None and (r.diverging_epoch is not None or r.preferred_read_replica >= 0))
         for _, _, code, r in results
     )
-
-
-async def sleep_briefly() -> None:
-    """Yield to the event loop between partitions of a large request."""
-    await asyncio.sleep(0)

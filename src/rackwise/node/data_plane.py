@@ -22,7 +22,6 @@ Constraints
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
@@ -32,13 +31,12 @@ from typing import Final
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection
 from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
-from rackwise.node.isr import IsrChange, is_leader_ready
+from rackwise.node.isr import IsrChange, broker_epoch_of, is_leader_ready
 from rackwise.node.replica_fetcher import ReplicaFetcherManager
 from rackwise.replica.manager import ReplicaConfig, ReplicaManager
 from rackwise.replica.purgatory import Purgatory
 from rackwise.replica.selector import load_selector
 from rackwise.storage.cleaner import LogCleaner
-from rackwise.storage.log import LogConfig
 from rackwise.storage.manager import LogManager
 
 LOG: Final = logging.getLogger("rackwise.node.data")
@@ -193,7 +191,7 @@ class DataPlane:
                     index,
                     state.leader_epoch,
                     state.partition_epoch,
-                    tuple((b, _broker_epoch(image, b)) for b in isr),
+                    tuple((b, broker_epoch_of(image, b)) for b in isr),
                 )
             )
         return changes
@@ -201,7 +199,7 @@ class DataPlane:
     # ---- background work ------------------------------------------------------------------
 
     def checkpoint_high_watermarks(self) -> None:
-        self.logs.checkpoint()
+        self.logs.checkpoint_high_watermarks()
 
     def run_retention(self) -> None:
         deleted = self.logs.run_retention(self.clock())
@@ -236,17 +234,3 @@ class DataPlane:
                         result.records_retained,
                         result.records_read,
                     )
-
-    def default_log_config(self) -> LogConfig:
-        return self.settings(MetadataImage(), "").log_config
-
-
-def _broker_epoch(image: MetadataImage, broker_id: int) -> int:
-    registration = image.brokers.get(broker_id)
-    return -1 if registration is None else registration.broker_epoch
-
-
-async def close_quietly(connection: KafkaConnection | None) -> None:
-    if connection is not None:
-        with contextlib.suppress(Exception):
-            await connection.close()

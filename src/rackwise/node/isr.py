@@ -140,7 +140,7 @@ def plan_isr_expansions(
                 partition.partition_id,
                 partition.leader_epoch,
                 partition.partition_epoch,
-                tuple((b, _broker_epoch(image, b)) for b in members),
+                tuple((b, broker_epoch_of(image, b)) for b in members),
             )
         )
     return changes
@@ -153,7 +153,8 @@ def plan_isr_shrinks(image: MetadataImage, broker_id: int) -> list[IsrChange]:
     return []
 
 
-def _broker_epoch(image: MetadataImage, broker_id: int) -> int:
+def broker_epoch_of(image: MetadataImage, broker_id: int) -> int:
+    """Broker ``broker_id``'s registration epoch in the image (-1: not registered)."""
     registration = image.brokers.get(broker_id)
     return -1 if registration is None else registration.broker_epoch
 

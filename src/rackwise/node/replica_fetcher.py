@@ -161,7 +161,6 @@ class ReplicaFetcher:
             self.changed.clear()
             await asyncio.sleep(0.05)
             return
-        ids = replicas.topic_ids()
         values = {
             "replica_id": self.manager.broker_id,
             "replica_state": {
@@ -175,7 +174,7 @@ class ReplicaFetcher:
             "session_id": 0,
             "session_epoch": -1,
             "topics": [
-                {"topic": name, "topic_id": ids.get(name), "partitions": parts}
+                {"topic": name, "topic_id": replicas.topic_id(name), "partitions": parts}
                 for name, parts in topics.items()
             ],
             "forgotten_topics_data": [],
@@ -183,14 +182,15 @@ class ReplicaFetcher:
         }
         timeout_s = config.replica_fetch_wait_max_ms / 1000 + 30.0
         response = await connection.request(ApiKey.FETCH, values, timeout_s=timeout_s)
-        names = {topic_id: name for name, topic_id in ids.items()}
-        self._process(response, version, names)
+        self._process(response, version)
 
-    def _process(self, response: Any, version: int, names: dict[Any, str]) -> None:
+    def _process(self, response: Any, version: int) -> None:
         backoff_s = self.manager.config.replica_fetch_backoff_ms / 1000
         now = asyncio.get_running_loop().time()
+        replicas = self.manager.replicas
+        by_id = version >= 13
         for topic in response.responses:
-            name = names.get(topic.topic_id, "") if version >= 13 else str(topic.topic)
+            name = (replicas.topic_name(topic.topic_id) or "") if by_id else str(topic.topic)
             for data in topic.partitions:
                 key = (name, int(data.partition_index))
                 if key not in self.partitions:

@@ -551,8 +551,15 @@ class ReplicaManager:
                 moved.append(key)
         return moved
 
-    def topic_ids(self) -> dict[str, uuid.UUID]:
-        return {t.name: t.topic_id for t in self.image.topics_by_id.values()}
+    def topic_name(self, topic_id: uuid.UUID | None) -> str | None:
+        """The name of the topic with ``topic_id`` in the applied image (None if unknown)."""
+        topic = self.image.topics_by_id.get(topic_id) if topic_id is not None else None
+        return None if topic is None else topic.name
+
+    def topic_id(self, name: str) -> uuid.UUID | None:
+        """The id of topic ``name`` in the applied image (None if unknown)."""
+        topic = self.image.topics_by_name.get(name)
+        return None if topic is None else topic.topic_id
 
 
 def _epoch_at(partition: Partition, offset: int) -> int:

@@ -269,8 +269,22 @@ class LogManager:
             for log_dir in self.log_dirs:
                 self._checkpoint_dir(log_dir)
 
+    def checkpoint_high_watermarks(self) -> None:
+        """Write each directory's ``replication-offset-checkpoint`` alone (Kafka writes it
+        every ``replica.high.watermark.checkpoint.interval.ms``, the others less often)."""
+        with self._lock:
+            for log_dir in self.log_dirs:
+                logs = self._logs_in(log_dir)
+                write_offsets(
+                    log_dir / REPLICATION_OFFSET_CHECKPOINT,
+                    {tp: g.high_watermark for tp, g in logs.items()},
+                )
+
+    def _logs_in(self, log_dir: Path) -> dict[TopicPartition, PartitionLog]:
+        return {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
+
     def _checkpoint_dir(self, log_dir: Path) -> None:
-        logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
+        logs = self._logs_in(log_dir)
         write_offsets(
             log_dir / RECOVERY_POINT_CHECKPOINT, {tp: g.recovery_point for tp, g in logs.items()}
         )
