@@ -57,7 +57,9 @@ TOPIC = "bench"
 
 
 async def ceiling_server(port: int, path: Path) -> None:
-    """Read frames, append each to ``path``, answer each with an 8-byte frame."""
+    """Read frames, append each to ``path``, answer each with an 8-byte frame. The file is
+    emptied when a connection closes: gigabytes of the ceiling's dirty pages left to the kernel's
+    writeback would throttle the writes of the run measured after it."""
     out = path.open("ab", buffering=0)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -72,6 +74,7 @@ async def ceiling_server(port: int, path: Path) -> None:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
+            out.truncate(0)
             writer.close()
 
     server = await asyncio.start_server(serve, "127.0.0.1", port)
@@ -324,10 +327,13 @@ def interleaved(
 ) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
     """Alternate the ceiling and the system under test ``rounds`` times (the machine is shared:
     a ratio from adjacent runs says more than two absolute figures); the median run of each by
-    throughput, and every round's ratio."""
+    throughput, and every round's ratio. Every run starts after ``sync``, so neither pays for
+    the other's writeback."""
     ceilings, results, ratios = [], [], []
     for _ in range(rounds):
+        os.sync()  # each run starts with no writeback left over from the one before
         top = ceiling.measure(frame, seconds, records)
+        os.sync()
         got = measure()
         ceilings.append(top)
         results.append(got)
