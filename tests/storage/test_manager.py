@@ -112,8 +112,10 @@ def test_delete_renames_then_removes_and_leftovers_are_finished_at_startup(
     (d / "moving-2.0123456789abcdef0123456789abcdef-future").mkdir()
     again = _manager([d])
     assert not (d / name).exists()
-    assert again.future_dirs == [d / "moving-2.0123456789abcdef0123456789abcdef-future"]
-    assert again.logs() == []
+    # A future log whose current log is gone, with no directory offline, is promoted (KIP-113).
+    assert not (d / "moving-2.0123456789abcdef0123456789abcdef-future").exists()
+    assert [g.name for g in again.logs()] == ["moving-2"]
+    assert (d / "moving-2").is_dir()
     long_name = delete_dir_name("x" * 300, 12)
     assert len(long_name) == 255
 

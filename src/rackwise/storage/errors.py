@@ -141,3 +141,22 @@ class CorruptIndexException(RackwiseError):
     a client: the log rebuilds the index from its segment."""
 
     error_code = UNKNOWN_SERVER_ERROR
+
+
+class ReplicaNotAvailableException(RackwiseError):
+    """Kafka's REPLICA_NOT_AVAILABLE: the broker holds no replica of the partition (yet)."""
+
+    error_code = 9
+
+
+class InvalidTopicException(RackwiseError):
+    """Kafka's INVALID_TOPIC_EXCEPTION: here, a topic whose log directory name would pass 255
+    characters."""
+
+    error_code = 17
+
+
+class LogDirNotFoundException(RackwiseError):
+    """Kafka's LOG_DIR_NOT_FOUND: a path that is not one of the broker's ``log.dirs``."""
+
+    error_code = 57

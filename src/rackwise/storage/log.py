@@ -50,6 +50,7 @@ import bisect
 import contextlib
 import logging
 import random
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -88,6 +89,10 @@ CRASH_POINTS: Final = (
 """The points between the steps of the log's multi-step changes where a crash is tested."""
 
 
+def _no_failure_hook(log_dir: Path) -> None:
+    pass
+
+
 def _no_crash(point: str) -> None:
     """The production crash hook: nothing happens."""
 
@@ -110,8 +115,15 @@ def segment_jitter(config: LogConfig, rng: random.Random) -> int:
     return rng.randrange(min(config.segment_jitter_ms, config.segment_ms))
 
 
+_SUFFIXED_DIR: Final = re.compile(r"^(?P<base>.+)\.[0-9a-f]{32}-(?:future|delete|stray)$")
+
+
 def parse_log_dir_name(name: str) -> tuple[str, int]:
-    """(topic, partition) of a ``<topic>-<partition>`` directory name."""
+    """(topic, partition) of a ``<topic>-<partition>`` directory name, or of one with Kafka's
+    ``.<32 hex>-future``, ``-delete`` or ``-stray`` suffix (Kafka's parseTopicPartitionName)."""
+    suffixed = _SUFFIXED_DIR.match(name)
+    if suffixed is not None:
+        name = suffixed.group("base")
     topic, sep, partition = name.rpartition("-")
     if not sep or not topic or not partition.isdigit():
         raise ValueError(f"{name!r} is not in the form of topic-partition")
@@ -150,6 +162,9 @@ class PartitionLog:
         self.last_flush_ms = clock()
         self.crash_point: Callable[[str], None] = _no_crash
         """Called at each named crash point (CRASH_POINTS); tests make it raise."""
+        self.on_failure: Callable[[Path], None] = _no_failure_hook
+        """Told the log directory when an I/O error fails this log (Kafka's
+        LogDirFailureChannel): it must only take note, never call back into the log."""
         self._lock = threading.RLock()
         self._failed: BaseException | None = None
         self._closed = False
@@ -278,6 +293,7 @@ class PartitionLog:
                 yield
             except OSError as e:
                 self._failed = e
+                self.on_failure(self.directory.parent)
                 raise KafkaStorageException(
                     f"Error while {action} for {self.name} in dir {self.directory.parent}: {e}"
                 ) from e

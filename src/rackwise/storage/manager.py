@@ -42,7 +42,7 @@ import random
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -66,10 +66,10 @@ from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InconsistentTopicIdException, KafkaStorageException
 from rackwise.storage.files import FileCache
 from rackwise.storage.log import PartitionLog, parse_log_dir_name
+from rackwise.storage.moves import FUTURE_DIR_SUFFIX, future_dir_name
 
 LOG: Final = logging.getLogger("rackwise.storage")
 DELETE_DIR_SUFFIX: Final = "-delete"
-FUTURE_DIR_SUFFIX: Final = "-future"
 STRAY_DIR_SUFFIX: Final = "-stray"
 MAX_DIR_NAME_BYTES: Final = 255
 DEFAULT_MAX_OPEN_FILES: Final = 512
@@ -80,6 +80,19 @@ def delete_dir_name(topic: str, partition: int) -> str:
     the name fits 255 characters."""
     suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
     return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
+
+
+def stray_dir_name(topic: str, partition: int) -> str:
+    """Kafka's logStrayDirName: ``<topic>-<partition>.<uuid hex>-stray``."""
+    suffix = f"-{partition}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
+    return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
+
+
+def _close_quietly(log: PartitionLog) -> None:
+    try:
+        log.close()
+    except (OSError, RackwiseError) as e:
+        LOG.info("Error closing %s in a failed dir: %s", log.name, e)
 
 
 def free_share(directory: Path) -> float:
@@ -106,6 +119,7 @@ class LogManager:
         default_config: LogConfig,
         max_open_files: int = DEFAULT_MAX_OPEN_FILES,
         producer_id_expiration_ms: int = 86_400_000,
+        dir_ids: Mapping[Path, uuid.UUID] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("a LogManager needs at least one log directory")
@@ -116,8 +130,23 @@ class LogManager:
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self.rng = random.Random()
         """Segment roll jitter for every log (Kafka's randomSegmentJitter)."""
-        self.future_dirs: list[Path] = []
-        """``*-future`` directories found at startup (replicas being moved), left alone."""
+        self.dir_ids: dict[Path, uuid.UUID] = {Path(p): i for p, i in (dir_ids or {}).items()}
+        """Each directory's id (its ``meta.properties``), where known."""
+        self.offline_dirs: set[Path] = set()
+        self.offline_partitions: set[TopicPartition] = set()
+        """Partitions whose log was in a directory that failed (served again after a restart)."""
+        self.futures: dict[TopicPartition, PartitionLog] = {}
+        """Future logs: replicas being moved to another directory (:mod:`.moves`)."""
+        self.preferred_dirs: dict[TopicPartition, Path] = {}
+        """Where AlterReplicaLogDirs asked a replica to be, even before it exists."""
+        self.duplicates: dict[TopicPartition, list[PartitionLog]] = {}
+        """Partitions found current in two directories (a crash between the renames of a
+        move), opened but not served until :meth:`resolve_duplicate` keeps one."""
+        self.stray_dirs: list[Path] = []
+        """``*-stray`` directories: set aside, never deleted by the broker."""
+        self.on_dir_failure: Callable[[Path], None] = lambda log_dir: None
+        """Told (from any thread) when a directory has an I/O error: the owner then calls
+        :meth:`fail_dir` from its own loop (Kafka's LogDirFailureChannel)."""
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.failed_dirs: list[Path] = []
         """Partition directories that could not be opened at startup (the error is logged)."""
@@ -131,11 +160,19 @@ class LogManager:
     def startup(self) -> None:
         """Load every log directory (module docstring)."""
         with self._lock:
+            found: dict[TopicPartition, list[PartitionLog]] = {}
             for log_dir in self.log_dirs:
-                log_dir.mkdir(parents=True, exist_ok=True)
-                self._load_dir(log_dir)
+                try:
+                    log_dir.mkdir(parents=True, exist_ok=True)
+                    if not log_dir.is_dir():
+                        raise NotADirectoryError(f"{log_dir} is not a directory")
+                    self._load_dir(log_dir, found)
+                except OSError as e:
+                    self.offline_dirs.add(log_dir)
+                    LOG.error("Error while loading log dir %s, it is offline: %s", log_dir, e)
+            self._settle(found)
 
-    def _load_dir(self, log_dir: Path) -> None:
+    def _load_dir(self, log_dir: Path, found: dict[TopicPartition, list[PartitionLog]]) -> None:
         marker = log_dir / CLEAN_SHUTDOWN_MARKER
         clean = marker.exists()
         if clean:
@@ -154,14 +191,15 @@ class LogManager:
                 LOG.info("Deleting %s, a log whose deletion did not finish", path)
                 shutil.rmtree(path, ignore_errors=True)
                 continue
-            if entry.name.endswith((FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)):
-                self.future_dirs.append(path)
+            if entry.name.endswith(STRAY_DIR_SUFFIX):
+                self.stray_dirs.append(path)
                 continue
             try:
                 tp = TopicPartition(*parse_log_dir_name(entry.name))
             except ValueError:
                 LOG.warning("Skipping %s: not a topic-partition directory", path)
                 continue
+            is_future = entry.name.endswith(FUTURE_DIR_SUFFIX)
             try:
                 log = PartitionLog.open(
                     path,
@@ -180,7 +218,95 @@ class LogManager:
                 self.failed_dirs.append(path)
                 LOG.error("Error while loading the log of %s in %s, left unopened: %s", tp, path, e)
                 continue
-            self._add(tp, log)
+            if is_future:
+                log.on_failure = self._log_failed
+                self.futures[tp] = log
+            else:
+                found.setdefault(tp, []).append(log)
+
+    def _settle(self, found: dict[TopicPartition, list[PartitionLog]]) -> None:
+        """KIP-113's rules at startup: a current log is served; two current logs of one
+        partition (a crash between the two renames of a move) wait for the metadata to say
+        which to keep; a future log beside its current one resumes its move; a future log
+        alone is promoted, unless a directory is offline (its current log may be there): then
+        the partition is offline and the future log is left alone."""
+        for tp, logs in found.items():
+            if len(logs) == 1:
+                self._add(tp, logs[0])
+            else:
+                self.duplicates[tp] = logs
+                for log in logs:
+                    log.on_failure = self._log_failed
+        for tp, future in list(self.futures.items()):
+            if tp in self._logs or tp in self.duplicates:
+                continue
+            del self.futures[tp]
+            if self.offline_dirs:
+                future.close()
+                self.offline_partitions.add(tp)
+                LOG.warning(
+                    "%s: only its future log %s is left and a log dir is offline: the "
+                    "partition is offline, the future log left alone",
+                    tp,
+                    future.directory,
+                )
+                continue
+            LOG.info("%s: promoting future log %s, its current log is gone", tp, future.directory)
+            self._add(tp, self._rename_and_reopen(future, future.directory.parent / str(tp)))
+
+    def _rename_and_reopen(self, log: PartitionLog, target: Path) -> PartitionLog:
+        """Flush and close ``log``, rename its directory to ``target``, open it there (clean:
+        everything was just flushed)."""
+        log.flush()
+        high_watermark, start = log.high_watermark, log.log_start_offset
+        log.close()
+        os.replace(log.directory, target)
+        fsync_directory(target.parent)
+        return PartitionLog.open(
+            target,
+            log.config,
+            topic_id=log.topic_id,
+            recovery_point=log.log_end_offset,
+            log_start_offset=start,
+            had_clean_shutdown=True,
+            files=self.files,
+            clock=self.clock,
+            high_watermark=high_watermark,
+            producer_id_expiration_ms=self.producer_id_expiration_ms,
+            rng=self.rng,
+        )
+
+    # ---- failed directories ------------------------------------------------------------------
+
+    def _log_failed(self, log_dir: Path) -> None:
+        self.on_dir_failure(log_dir)
+
+    def is_online(self, log_dir: Path) -> bool:
+        return log_dir in self._counts and log_dir not in self.offline_dirs
+
+    def fail_dir(self, log_dir: Path, reason: object) -> list[TopicPartition]:
+        """Take ``log_dir`` offline until restart (KIP-112): close every log in it, current
+        and future (a move from or to it stops); the partitions whose current log was there."""
+        with self._lock:
+            if log_dir in self.offline_dirs or log_dir not in self._counts:
+                return []
+            self.offline_dirs.add(log_dir)
+            lost = [tp for tp, log in self._logs.items() if log.directory.parent == log_dir]
+            for tp in lost:
+                _close_quietly(self._logs.pop(tp))
+                self.offline_partitions.add(tp)
+            self._counts[log_dir] = 0
+            for tp, future in list(self.futures.items()):
+                current = self._logs.get(tp)
+                if future.directory.parent == log_dir or current is None:
+                    _close_quietly(self.futures.pop(tp))
+            LOG.error(
+                "Stopped serving replicas in dir %s (%d partitions offline): %s",
+                log_dir,
+                len(lost),
+                reason,
+            )
+            return lost
 
     # ---- the table of logs -------------------------------------------------------------------
 
@@ -201,13 +327,20 @@ class LogManager:
         config: LogConfig,
         preferred_dir: Path | None = None,
     ) -> PartitionLog:
-        """The partition's log, created in ``preferred_dir`` or the emptiest directory if this
-        broker has none; InconsistentTopicIdException if it holds one of another topic id."""
+        """The partition's log, created in ``preferred_dir``, else where AlterReplicaLogDirs
+        asked for it, else the directory with the most free space, if this broker has none;
+        InconsistentTopicIdException if it holds one of another topic id,
+        KAFKA_STORAGE_ERROR if the partition was in a directory that failed (or is asked
+        for an offline one): it is not created again elsewhere."""
         tp = TopicPartition(topic, partition)
         with self._lock:
             log = self._logs.get(tp)
+            if log is None and tp in self.offline_partitions:
+                raise KafkaStorageException(f"The log of {tp} is in an offline log dir")
             if log is None:
-                log_dir = preferred_dir if preferred_dir is not None else self._next_log_dir()
+                log_dir = preferred_dir or self.preferred_dirs.get(tp) or self._next_log_dir()
+                if not self.is_online(log_dir):
+                    raise KafkaStorageException(f"Cannot create the log of {tp} in {log_dir}")
                 log = PartitionLog.open(
                     log_dir / f"{topic}-{partition}",
                     config,
@@ -235,19 +368,148 @@ class LogManager:
             return log
 
     def _next_log_dir(self) -> Path:
-        for d in self.log_dirs:
-            d.mkdir(parents=True, exist_ok=True)
-        return choose_log_dir([(d, free_share(d), self._counts[d]) for d in self.log_dirs])
+        online = [d for d in self.log_dirs if d not in self.offline_dirs]
+        if not online:
+            raise KafkaStorageException("No log directory is online")
+        return choose_log_dir([(d, free_share(d), self._counts[d]) for d in online])
+
+    def dir_of(self, directory_id: uuid.UUID) -> Path | None:
+        for path, known in self.dir_ids.items():
+            if known == directory_id:
+                return path
+        return None
 
     def _add(self, tp: TopicPartition, log: PartitionLog) -> None:
         self._logs[tp] = log
+        log.on_failure = self._log_failed
         parent = log.directory.parent
         self._counts[parent] = self._counts.get(parent, 0) + 1
+
+    # ---- moves between directories (KIP-113; the copying is in .moves) ----------------------
+
+    def future(self, topic: str, partition: int) -> PartitionLog | None:
+        with self._lock:
+            return self.futures.get(TopicPartition(topic, partition))
+
+    def create_future(self, topic: str, partition: int, log_dir: Path) -> PartitionLog | None:
+        """The future log of the partition in ``log_dir`` (an existing one there is kept, one
+        elsewhere removed); None if the current log is already there."""
+        tp = TopicPartition(topic, partition)
+        with self._lock:
+            current = self._logs.get(tp)
+            if current is None:
+                raise KafkaStorageException(f"No current log of {tp} to move")
+            existing = self.futures.get(tp)
+            if existing is not None and existing.directory.parent == log_dir:
+                return existing
+            if existing is not None:
+                self.remove_future(topic, partition)
+            if current.directory.parent == log_dir:
+                return None
+            future = PartitionLog.open(
+                log_dir / future_dir_name(topic, partition),
+                current.config,
+                topic_id=current.topic_id,
+                recovery_point=0,
+                log_start_offset=0,
+                had_clean_shutdown=True,
+                files=self.files,
+                clock=self.clock,
+                producer_id_expiration_ms=self.producer_id_expiration_ms,
+                rng=self.rng,
+            )
+            future.on_failure = self._log_failed
+            future.truncate_fully_and_start_at(current.log_start_offset)
+            self.futures[tp] = future
+            LOG.info("%s: moving from %s to %s", tp, current.directory.parent, log_dir)
+            return future
+
+    def remove_future(self, topic: str, partition: int) -> None:
+        """Cancel a move: close and delete the future log."""
+        tp = TopicPartition(topic, partition)
+        with self._lock:
+            future = self.futures.pop(tp, None)
+            if future is None:
+                return
+            future.close()
+            self._delete_dir(future.directory, topic, partition)
+            LOG.info("%s: move to %s cancelled", tp, future.directory.parent)
+
+    def replace_current_with_future(self, topic: str, partition: int) -> tuple[PartitionLog, Path]:
+        """The swap of a move whose future log has caught up, appends held by the caller: the
+        future directory becomes ``<topic>-<partition>``, the old one is renamed
+        ``...-delete`` (the caller deletes it after ``file.delete.delay.ms``). The new current
+        log, and the directory to delete."""
+        tp = TopicPartition(topic, partition)
+        with self._lock:
+            current, future = self._logs[tp], self.futures.pop(tp)
+            source = current.directory.parent
+            future.update_high_watermark(current.high_watermark)
+            future.flush()
+            moved = self._rename_and_reopen(future, future.directory.parent / str(tp))
+            moved.update_high_watermark(current.high_watermark)
+            moved.crash_point = current.crash_point
+            current.crash_point("move.future-renamed")
+            current.close()
+            doomed = source / delete_dir_name(topic, partition)
+            os.replace(current.directory, doomed)
+            fsync_directory(source)
+            moved.crash_point("move.current-renamed")
+            self._counts[source] -= 1
+            self._add(tp, moved)
+            for log_dir in {source, moved.directory.parent}:
+                self._checkpoint_dir(log_dir)
+            LOG.info("%s: moved from %s to %s", tp, source, moved.directory.parent)
+            return moved, doomed
+
+    def resolve_duplicate(self, topic: str, partition: int, keep: Path | None) -> None:
+        """Keep the current log in directory ``keep`` (the one the metadata assigns; None: the
+        longest) and set the others aside as ``...-stray``, never deleted."""
+        tp = TopicPartition(topic, partition)
+        with self._lock:
+            logs = self.duplicates.pop(tp, None)
+            if not logs:
+                return
+            chosen = next((g for g in logs if g.directory.parent == keep), None)
+            if chosen is None:
+                chosen = max(logs, key=lambda g: g.log_end_offset)
+            for log in logs:
+                if log is chosen:
+                    continue
+                log.close()
+                aside = log.directory.parent / stray_dir_name(topic, partition)
+                os.replace(log.directory, aside)
+                fsync_directory(aside.parent)
+                self.stray_dirs.append(aside)
+                LOG.warning(
+                    "%s: current logs in %s and %s after a move stopped between its renames: "
+                    "kept the one in %s (the metadata's), set %s aside",
+                    tp,
+                    chosen.directory.parent,
+                    log.directory.parent,
+                    chosen.directory.parent,
+                    aside,
+                )
+            self._add(tp, chosen)
+
+    def delete_later(self, doomed: Path) -> None:
+        """Delete a ``...-delete`` directory left by :meth:`replace_current_with_future`."""
+        shutil.rmtree(doomed, ignore_errors=True)
+        LOG.info("Deleted %s", doomed)
+
+    def _delete_dir(self, directory: Path, topic: str, partition: int) -> None:
+        doomed = directory.parent / delete_dir_name(topic, partition)
+        os.replace(directory, doomed)
+        fsync_directory(directory.parent)
+        shutil.rmtree(doomed, ignore_errors=True)
 
     def delete(self, topic: str, partition: int) -> None:
         """Close and remove the partition's log (module docstring); nothing if it has none."""
         tp = TopicPartition(topic, partition)
         with self._lock:
+            self.remove_future(topic, partition)
+            self.preferred_dirs.pop(tp, None)
+            self.offline_partitions.discard(tp)
             log = self._logs.pop(tp, None)
             if log is None:
                 return
@@ -266,25 +528,37 @@ class LogManager:
     def checkpoint(self) -> None:
         """Write each directory's recovery points, high watermarks and log start offsets."""
         with self._lock:
-            for log_dir in self.log_dirs:
-                self._checkpoint_dir(log_dir)
+            for log_dir in self._online_dirs():
+                try:
+                    self._checkpoint_dir(log_dir)
+                except OSError as e:
+                    LOG.error("Error writing the checkpoints of %s: %s", log_dir, e)
+                    self.on_dir_failure(log_dir)
+
+    def _online_dirs(self) -> list[Path]:
+        return [d for d in self.log_dirs if d not in self.offline_dirs]
 
     def checkpoint_high_watermarks(self) -> None:
         """Write each directory's ``replication-offset-checkpoint`` alone (Kafka writes it
         every ``replica.high.watermark.checkpoint.interval.ms``, the others less often)."""
         with self._lock:
-            for log_dir in self.log_dirs:
+            for log_dir in self._online_dirs():
                 logs = self._logs_in(log_dir)
-                write_offsets(
-                    log_dir / REPLICATION_OFFSET_CHECKPOINT,
-                    {tp: g.high_watermark for tp, g in logs.items()},
-                )
+                try:
+                    write_offsets(
+                        log_dir / REPLICATION_OFFSET_CHECKPOINT,
+                        {tp: g.high_watermark for tp, g in logs.items()},
+                    )
+                except OSError as e:
+                    LOG.error("Error writing the high watermarks of %s: %s", log_dir, e)
+                    self.on_dir_failure(log_dir)
 
     def _logs_in(self, log_dir: Path) -> dict[TopicPartition, PartitionLog]:
         return {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
 
     def _checkpoint_dir(self, log_dir: Path) -> None:
         logs = self._logs_in(log_dir)
+        logs.update((tp, g) for tp, g in self.futures.items() if g.directory.parent == log_dir)
         write_offsets(
             log_dir / RECOVERY_POINT_CHECKPOINT, {tp: g.recovery_point for tp, g in logs.items()}
         )
@@ -319,8 +593,9 @@ class LogManager:
         """Flush and close every log, checkpoint, and mark each directory cleanly shut down
         (Kafka 4's marker, with ``broker_epoch``)."""
         with self._lock:
-            failed: set[Path] = set()
-            for log in self._logs.values():
+            failed: set[Path] = set(self.offline_dirs)
+            aside = [*self.futures.values(), *(g for gs in self.duplicates.values() for g in gs)]
+            for log in [*self._logs.values(), *aside]:
                 try:
                     log.flush()
                     log.close()
@@ -328,9 +603,13 @@ class LogManager:
                     LOG.error("Error closing %s: %s", log.name, e)
                     failed.add(log.directory.parent)
             for log_dir in self.log_dirs:
-                self._checkpoint_dir(log_dir)
-                if log_dir not in failed:
+                if log_dir in failed:
+                    continue
+                try:
+                    self._checkpoint_dir(log_dir)
                     write_clean_shutdown_marker(log_dir, broker_epoch)
+                except OSError as e:
+                    LOG.error("Error writing the checkpoints of %s at shutdown: %s", log_dir, e)
             self.files.close_all()
 
 
