@@ -41,6 +41,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--racks", metavar="/dc1/r1,/dc1/r2,...", help="one rack per broker, in broker id order"
     )
     start.add_argument(
+        "--log-dirs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="log directories per broker (JBOD; default 1): data-1 .. data-N",
+    )
+    start.add_argument(
         "--placer", metavar="NAME", help="broker.replica.placer (e.g. rack-aware, multi-level)"
     )
     start.add_argument(
@@ -92,6 +99,7 @@ def run_up(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         progress=_progress,
         overrides=overrides,
+        log_dirs=args.log_dirs,
     )
     if args.json:
         print(json.dumps(cluster_document(states)))

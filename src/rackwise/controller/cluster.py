@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
 from rackwise.controller.config import ControllerConfig
+from rackwise.controller.directories import handle_directories_offline
 from rackwise.controller.errors import (
     BrokerIdNotRegisteredException,
     DuplicateBrokerRegistrationException,
@@ -317,6 +318,15 @@ class ClusterControl:
                 self.replication.handle_broker_in_controlled_shutdown(
                     state, broker_id, request.broker_epoch, records
                 )
+        if request.offline_log_dirs:
+            handle_directories_offline(
+                self.replication,
+                state,
+                broker_id,
+                request.broker_epoch,
+                request.offline_log_dirs,
+                records,
+            )
         self.tracker.touch(broker_id, following.is_fenced, request.current_metadata_offset, now_ms)
         return BrokerHeartbeatResponse(
             is_caught_up=request.current_metadata_offset >= register_offset,

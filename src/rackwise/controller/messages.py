@@ -83,6 +83,7 @@ class BrokerHeartbeatRequest:
     current_metadata_offset: int
     want_fence: bool = False
     want_shut_down: bool = False
+    offline_log_dirs: tuple[uuid.UUID, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

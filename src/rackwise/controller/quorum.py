@@ -63,6 +63,7 @@ from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
+from rackwise.controller.directories import Assignment, assign_replicas_to_dirs
 from rackwise.controller.errors import PolicyViolationException
 from rackwise.controller.heartbeat import BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
@@ -382,6 +383,19 @@ class Controller:
         if response.is_in_controlled_shutdown:
             self.tracker.start_controlled_shutdown(request.broker_id, last)
         return response
+
+    def assign_replicas_to_dirs(
+        self, broker_id: int, broker_epoch: int, assignments: list[Assignment]
+    ) -> dict[tuple[uuid.UUID, int], int]:
+        """AssignReplicasToDirs (KIP-858); raises StaleBrokerEpochException for a stale epoch."""
+        self.cluster.check_broker_epoch(self.state.image, broker_id, broker_epoch)
+        records: list[Any] = []
+        codes = assign_replicas_to_dirs(
+            self.replication, self.state, broker_id, assignments, records
+        )
+        if records:
+            self._commit([records])
+        return codes
 
     def unregister_broker(self, broker_id: int) -> None:
         """UnregisterBroker."""

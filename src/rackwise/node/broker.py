@@ -61,6 +61,7 @@ from rackwise.net import (
     start_server,
 )
 from rackwise.node import broker_apis, broker_configs
+from rackwise.node.alter_configs import alter_configs
 from rackwise.node.auto_create import AutoTopicCreator
 from rackwise.node.config import (
     BROKER_ROLE,
@@ -73,8 +74,10 @@ from rackwise.node.config import (
 from rackwise.node.data_apis import DataApis
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.data_plane import DataPlane
+from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.isr import IsrManager
+from rackwise.node.log_dirs import DirectoryAssigner
 from rackwise.node.loop_thread import LoopThread, Signal
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
@@ -152,39 +155,49 @@ def ensure_log_dirs(
     new id on first start (the file written to a temporary name and renamed into place)."""
     result = []
     for path in paths:
-        path.mkdir(parents=True, exist_ok=True)
-        meta = path / META_PROPERTIES
-        if meta.exists():
-            props = load_properties(meta)
-            stored = props.get("node.id")
-            if stored is not None and stored.strip() != str(node_id):
-                raise BrokerStartupError(
-                    f"Stored node id {stored.strip()} doesn't match previous node id "
-                    f"{node_id} in {meta}. If you moved your data, make sure your configured "
-                    "node id matches."
-                )
-            stored_cluster = props.get("cluster.id")
-            if cluster_id and stored_cluster and stored_cluster != cluster_id:
-                raise BrokerStartupError(
-                    f"Invalid cluster.id in {meta}. Expected {stored_cluster}, but read "
-                    f"{cluster_id} from the configuration"
-                )
-            text = props.get("directory.id")
-            if text:
-                result.append(LogDirectory(path, parse_kafka_uuid(text.strip())))
-                continue
-        else:
-            props = {}
-        values = {**props, "version": "1", "node.id": str(node_id)}
-        directory_id = _new_directory_id()
-        values["directory.id"] = kafka_uuid(directory_id)
-        if cluster_id and "cluster.id" not in values:
-            values["cluster.id"] = cluster_id
-        temp = meta.with_name(META_PROPERTIES + ".tmp")
-        temp.write_text(render_meta_properties(values), encoding="utf-8")
-        temp.replace(meta)
-        result.append(LogDirectory(path, directory_id))
+        try:
+            result.append(_ensure_log_dir(path, node_id, cluster_id))
+        except OSError as e:  # KIP-112: a directory that fails at start is offline
+            LOG.error("Failed to use log dir %s, it is offline: %s", path, e)
+    if not result:
+        raise BrokerStartupError(
+            "Shutdown broker because none of the specified log dirs from "
+            f"{','.join(str(p) for p in paths)} can be created or validated"
+        )
     return result
+
+
+def _ensure_log_dir(path: Path, node_id: int, cluster_id: str | None) -> LogDirectory:
+    path.mkdir(parents=True, exist_ok=True)
+    meta = path / META_PROPERTIES
+    props: dict[str, str] = {}
+    if meta.exists():
+        props = dict(load_properties(meta))
+        stored = props.get("node.id")
+        if stored is not None and stored.strip() != str(node_id):
+            raise BrokerStartupError(
+                f"Stored node id {stored.strip()} doesn't match previous node id "
+                f"{node_id} in {meta}. If you moved your data, make sure your configured "
+                "node id matches."
+            )
+        stored_cluster = props.get("cluster.id")
+        if cluster_id and stored_cluster and stored_cluster != cluster_id:
+            raise BrokerStartupError(
+                f"Invalid cluster.id in {meta}. Expected {stored_cluster}, but read "
+                f"{cluster_id} from the configuration"
+            )
+        text = props.get("directory.id")
+        if text:
+            return LogDirectory(path, parse_kafka_uuid(text.strip()))
+    values = {**props, "version": "1", "node.id": str(node_id)}
+    directory_id = _new_directory_id()
+    values["directory.id"] = kafka_uuid(directory_id)
+    if cluster_id and "cluster.id" not in values:
+        values["cluster.id"] = cluster_id
+    temp = meta.with_name(META_PROPERTIES + ".tmp")
+    temp.write_text(render_meta_properties(values), encoding="utf-8")
+    temp.replace(meta)
+    return LogDirectory(path, directory_id)
 
 
 def derived_cluster_id(controller_addresses: Sequence[tuple[str, int]]) -> str:
@@ -230,6 +243,7 @@ class Broker:
         self.is_fenced = True
         self.ready = asyncio.Event()
         self.stopped = asyncio.Event()
+        self.exit_status = 0
         self.servers: list[KafkaServer] = []
         self.fetcher = MetadataFetcher(
             self.follower,
@@ -249,6 +263,9 @@ class Broker:
         self._shut_down_warned = -SHUT_DOWN_WARNING_INTERVAL_S
         self.forwarder = Forwarder(self._connect, self._wait_applied)
         self.data_config = DataPathConfig.from_properties(config.properties)
+        self.dynamic_config = DynamicBrokerConfig(
+            self.node_id, config.properties, lambda: self.follower.image
+        )
         self.data = DataPlane(
             self.node_id,
             list(config.log_dirs),
@@ -256,7 +273,11 @@ class Broker:
             self.data_config,
             connect_broker=self._connect_broker,
             broker_epoch=lambda: self.broker_epoch,
+            assign_dirs=DirectoryAssigner(self.node_id, lambda: self.broker_epoch, self._connect),
         )
+        self.data.on_dirs_failed = self._dirs_failed
+        self._online_dir_ids: tuple[uuid.UUID, ...] = ()
+        self._offline_dir_ids: tuple[uuid.UUID, ...] = ()
         self.isr = IsrManager(
             self.node_id,
             lambda: self.broker_epoch,
@@ -291,7 +312,9 @@ class Broker:
         """Check the log directories, bind the listeners, and start registering and following
         the metadata log."""
         self.log_dirs = ensure_log_dirs(self.config.log_dirs, self.node_id, self.cluster_id)
-        self.data.load()
+        self.data.load({d.path: d.directory_id for d in self.log_dirs})
+        self._online_dir_ids = tuple(self.data.online_dir_ids)
+        self._offline_dir_ids = tuple(self.data.offline_dir_ids)
         for endpoint in self.config.broker_endpoints:
             server = await start_server(
                 self.handle,
@@ -360,6 +383,19 @@ class Broker:
         await self.forwarder.close()
         self.stopped.set()
 
+    def _dirs_failed(self) -> None:
+        """A log directory went offline: the next heartbeats name it (the controller moves
+        leaderships off its replicas); with none left, the broker stops (KIP-112)."""
+        self._online_dir_ids = tuple(self.data.online_dir_ids)
+        self._offline_dir_ids = tuple(self.data.offline_dir_ids)
+        if all(not self.data.logs.is_online(d) for d in self.data.logs.log_dirs):
+            LOG.error(
+                "Shutdown broker because all log dirs in %s have failed",
+                ", ".join(str(d) for d in self.data.logs.log_dirs),
+            )
+            self.exit_status = 1
+            self.stopped.set()
+
     async def _connect(self) -> KafkaConnection:
         """A connection to the controller: the configured addresses, tried in turn."""
         failure: Exception | None = None
@@ -397,6 +433,7 @@ class Broker:
         while True:
             applied = self.follower.image
             self.data.apply(applied)
+            self.dynamic_config.refresh()
             await self._wait_applied(_other_than(applied), 30.0)
 
     async def _report_bytes_out(self) -> None:
@@ -425,7 +462,7 @@ class Broker:
             ],
             "rack": self.config.rack,
             "is_migrating_zk_broker": False,
-            "log_dirs": [d.directory_id for d in self.log_dirs],
+            "log_dirs": list(self._online_dir_ids),
             "previous_broker_epoch": NO_EPOCH,
         }
 
@@ -491,7 +528,7 @@ class Broker:
             current_metadata_offset=self.follower.applied_offset,
             want_fence=False,
             want_shut_down=False,
-            offline_log_dirs=[],
+            offline_log_dirs=list(self._offline_dir_ids),
         )
         error = int(response.error_code)
         if error in (STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED):
@@ -597,10 +634,18 @@ class Broker:
             return broker_apis.metadata(body, image, self.info(), auto)
         if key == ApiKey.DESCRIBE_CLUSTER:
             return broker_apis.describe_cluster(body, image, self.info())
+        if key == ApiKey.DESCRIBE_LOG_DIRS:
+            return self.data.log_dirs.describe_log_dirs(request.body, request.header.api_version)
+        if key == ApiKey.ALTER_REPLICA_LOG_DIRS:
+            return self.data.log_dirs.alter_replica_log_dirs(
+                request.body, request.header.api_version
+            )
         if key == ApiKey.DESCRIBE_CONFIGS:
             return broker_configs.describe_configs(body, image, self.info())
         if key == ApiKey.DESCRIBE_ACLS:
             return broker_apis.describe_acls(body)
+        if key in (ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.ALTER_CONFIGS):
+            return await alter_configs(body, image, self.info(), self.forwarder.forward)
         if key in FORWARDED:
             return await self.forwarder.forward(body)
         raise CloseConnection(f"api key {key} is not served by a broker")
@@ -626,7 +671,7 @@ async def run_broker(config: NodeConfig, stop: asyncio.Event) -> int:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(broker.stop(), 5.0)
     LOG.info("broker %d stopped", config.node_id)
-    return 0
+    return broker.exit_status
 
 
 def main(config_path: str, overrides: Mapping[str, str] | None = None) -> int:

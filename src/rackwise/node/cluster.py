@@ -211,6 +211,7 @@ def node_properties(
     placer: str | None,
     cluster_id: str | None = None,
     overrides: Mapping[str, str] | None = None,
+    log_dirs: int = 1,
 ) -> dict[str, str]:
     """The ``.properties`` settings of ``node`` (Kafka's names), its paths under ``node_dir``;
     every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
@@ -231,13 +232,20 @@ def node_properties(
     else:
         props["listeners"] = f"PLAINTEXT://{node.address}"
         props["controller.quorum.bootstrap.servers"] = controller.address
-        props["log.dirs"] = str(node_dir / "data")
+        props["log.dirs"] = ",".join(str(d) for d in broker_log_dirs(node_dir, log_dirs))
         if node.rack is not None:
             props["broker.rack"] = node.rack
         if placer is not None:
             props[REPLICA_PLACER_CONFIG] = placer
     props.update(overrides_for_role(overrides or {}, node.role))
     return props
+
+
+def broker_log_dirs(node_dir: Path, count: int) -> list[Path]:
+    """A broker's ``log.dirs``: ``data`` alone, or ``data-1`` .. ``data-N`` for JBOD."""
+    if count == 1:
+        return [node_dir / "data"]
+    return [node_dir / f"data-{i}" for i in range(1, count + 1)]
 
 
 def render_properties(props: Mapping[str, str], comment: str) -> str:
@@ -520,6 +528,7 @@ def _write_configs(
     states: Sequence[NodeState],
     placer: str | None,
     overrides: Mapping[str, str],
+    log_dirs: int = 1,
 ) -> None:
     """Write the ``.properties`` file of each node that has none, once every node's settings
     passed the checks its process makes (and an existing file agrees with the options)."""
@@ -529,7 +538,9 @@ def _write_configs(
     for state in states:
         node = state.spec
         node_dir = (directory / node.name).resolve()
-        props = node_properties(node, controller, node_dir, placer, cluster_id, overrides)
+        props = node_properties(
+            node, controller, node_dir, placer, cluster_id, overrides, log_dirs=log_dirs
+        )
         NodeConfig.from_properties(props)  # refuses an unknown key or a bad value, naming it
         config = config_path(directory, node)
         if config.exists():
@@ -577,16 +588,20 @@ def up(
     timeout_s: float = DEFAULT_START_TIMEOUT_S,
     progress: Progress = lambda ready, total: None,
     overrides: Mapping[str, str] | None = None,
+    log_dirs: int = 1,
 ) -> list[NodeState]:
     """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
     first time), wait until every broker is registered and unfenced, record the pids.
-    ``overrides`` (``--override``) go into the nodes' first ``.properties`` files."""
+    ``overrides`` (``--override``) go into the nodes' first ``.properties`` files; each broker
+    gets ``log_dirs`` log directories (``--log-dirs``)."""
+    if log_dirs < 1:
+        raise ClusterError(f"--log-dirs {log_dirs}: a broker needs at least one log directory")
     overrides = dict(overrides or {})
     check_overrides(overrides, placer)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     states = _plan_or_reuse(directory, num_brokers, racks)
-    _write_configs(directory, states, placer, overrides)
+    _write_configs(directory, states, placer, overrides, log_dirs)
     deadline = time.monotonic() + timeout_s
 
     def ensure(state: NodeState) -> NodeState:

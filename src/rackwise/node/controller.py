@@ -79,6 +79,7 @@ from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, Sn
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
 from rackwise.net import ThreadedKafkaServer, current_connection, start_threaded_server
 from rackwise.node import controller_apis as apis
+from rackwise.node.alter_configs import legacy_alter_configs_args
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.protocol import (
@@ -455,6 +456,14 @@ class ControllerNode:
             )
         if key == ApiKey.ALLOCATE_PRODUCER_IDS:
             return await self._allocate_producer_ids(body)
+        if key == ApiKey.ASSIGN_REPLICAS_TO_DIRS:
+            broker_id, broker_epoch, items = apis.assign_replicas_to_dirs_args(body)
+            return await self.submit(
+                lambda: apis.assign_replicas_to_dirs_response(
+                    body, controller.assign_replicas_to_dirs(broker_id, broker_epoch, items)
+                ),
+                lambda error: apis.assign_replicas_to_dirs_response(body, {}, error),
+            )
         if key == ApiKey.CREATE_TOPICS:
             return await self.submit(
                 lambda: apis.create_topics_response(
@@ -498,6 +507,14 @@ class ControllerNode:
                     controller.incremental_alter_configs(
                         changes, validate_only=bool(body.validate_only)
                     ),
+                ),
+                lambda error: apis.alter_configs_error(body, error),
+            )
+        if key == ApiKey.ALTER_CONFIGS:
+            configs = legacy_alter_configs_args(body)
+            return await self.submit(
+                lambda: apis.alter_configs_response(
+                    body, controller.alter_configs(configs, validate_only=bool(body.validate_only))
                 ),
                 lambda error: apis.alter_configs_error(body, error),
             )

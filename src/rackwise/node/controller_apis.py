@@ -108,6 +108,7 @@ def heartbeat_args(body: Any) -> BrokerHeartbeatRequest:
         current_metadata_offset=int(body.current_metadata_offset),
         want_fence=bool(body.want_fence),
         want_shut_down=bool(body.want_shut_down),
+        offline_log_dirs=tuple(getattr(body, "offline_log_dirs", ()) or ()),
     )
 
 
@@ -459,4 +460,54 @@ def alter_configs_error(body: Any, error: ApiError) -> Any:
             )
             for r in body.resources
         ],
+    )
+
+
+# ---- log directories (KIP-858) ---------------------------------------------------------------
+
+
+def assign_replicas_to_dirs_args(
+    body: Any,
+) -> tuple[int, int, list[tuple[uuid.UUID, int, uuid.UUID]]]:
+    """(broker id, broker epoch, [(topic id, partition, directory id)])."""
+    items = [
+        (topic.topic_id, int(p.partition_index), directory.id_)
+        for directory in body.directories
+        for topic in directory.topics
+        for p in topic.partitions
+    ]
+    return int(body.broker_id), int(body.broker_epoch), items
+
+
+def assign_replicas_to_dirs_response(
+    body: Any, codes: dict[tuple[uuid.UUID, int], int], error: ApiError | None = None
+) -> Any:
+    """The per-partition codes in the request's shape; with ``error``, it alone at the top."""
+    return _response(
+        body,
+        {
+            "throttle_time": 0,
+            "error_code": error.error_code if error is not None else 0,
+            "directories": [
+                {
+                    "id_": directory.id_,
+                    "topics": [
+                        {
+                            "topic_id": topic.topic_id,
+                            "partitions": [
+                                {
+                                    "partition_index": int(p.partition_index),
+                                    "error_code": codes.get(
+                                        (topic.topic_id, int(p.partition_index)), 0
+                                    ),
+                                }
+                                for p in topic.partitions
+                            ],
+                        }
+                        for topic in directory.topics
+                    ],
+                }
+                for directory in (body.directories if error is None else ())
+            ],
+        },
     )

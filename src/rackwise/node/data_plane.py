@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
+import uuid
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -32,6 +33,7 @@ from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection
 from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
 from rackwise.node.isr import IsrChange, broker_epoch_of, is_leader_ready
+from rackwise.node.log_dirs import Assign, LogDirs
 from rackwise.node.replica_fetcher import ReplicaFetcherManager
 from rackwise.replica.manager import ReplicaConfig, ReplicaManager
 from rackwise.replica.purgatory import Purgatory
@@ -44,6 +46,10 @@ LOG: Final = logging.getLogger("rackwise.node.data")
 ISR_CHECK_FRACTION: Final = 2
 """The ISR is checked every ``replica.lag.time.max.ms`` / this (Kafka's isr-expiration task)."""
 MAX_FLUSH_CHECK_S: Final = 1.0
+
+
+async def _no_controller(items: object) -> dict[tuple[uuid.UUID, int], int]:
+    raise OSError("no controller to tell of log directories")
 
 
 def wall_clock_ms() -> int:
@@ -63,6 +69,7 @@ class DataPlane:
         connect_broker: Callable[[int], Awaitable[KafkaConnection]],
         broker_epoch: Callable[[], int],
         clock: Callable[[], int] = wall_clock_ms,
+        assign_dirs: Assign | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.config = config
@@ -83,14 +90,29 @@ class DataPlane:
             broker_id, self.replicas, config, connect_broker, broker_epoch, self.on_change
         )
         self.cleaner = LogCleaner()
+        self.log_dirs = LogDirs(
+            self.logs,
+            self.replicas,
+            assign=assign_dirs or _no_controller,
+            throttle_rate=lambda: self.config.replica_alter_log_dirs_io_max_bytes_per_second,
+            threads=config.num_replica_alter_log_dirs_threads or len(log_dirs),
+            file_delete_delay_ms=lambda: self.config.file_delete_delay_ms,
+            on_swap=self.on_change,
+        )
+        self._cleaning: tuple[str, int] | None = None
+        self.log_dirs.is_cleaning = lambda key: key == self._cleaning
         self.applied: MetadataImage | None = None
         self.isr_wake: Callable[[], None] = lambda: None
+        self.on_dirs_failed: Callable[[], None] = lambda: None
+        """Told when a log directory goes offline (the broker's heartbeat says so; with no
+        directory left, the broker stops)."""
         self._tasks: list[asyncio.Task[None]] = []
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
-    def load(self) -> None:
+    def load(self, dir_ids: Mapping[Path, uuid.UUID] | None = None) -> None:
         """Open every log in ``log.dirs`` (recovery after an unclean shutdown)."""
+        self.logs.dir_ids.update(dir_ids or {})
         started = time.monotonic()
         self.logs.startup()
         LOG.info(
@@ -98,6 +120,13 @@ class DataPlane:
         )
 
     def start(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def dir_failed(log_dir: Path) -> None:  # any thread: the failure is handled on the loop
+            loop.call_soon_threadsafe(self.fail_dir, log_dir, "an I/O error")
+
+        self.logs.on_dir_failure = dir_failed
+        self.log_dirs.resume()
         self._tasks = [
             asyncio.create_task(self._every(self._hw_interval_s, self.checkpoint_high_watermarks)),
             asyncio.create_task(self._every(self._offsets_interval_s, self.logs.checkpoint)),
@@ -112,6 +141,7 @@ class DataPlane:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.log_dirs.close()
         await self.fetchers.close()
         try:
             self.logs.shutdown(broker_epoch=self.broker_epoch())
@@ -150,6 +180,7 @@ class DataPlane:
         transition = self.replicas.apply_image(image)
         self.applied = image
         self.fetchers.update()
+        self.log_dirs.report_directories()
         for key in transition.changed:
             self.purgatory.check(key)
         if transition.changed:
@@ -163,6 +194,31 @@ class DataPlane:
         partition = self.replicas.partitions.get(key)  # type: ignore[call-overload]
         if partition is not None and partition.is_leader and partition.has_joiner():
             self.isr_wake()
+
+    # ---- failed log directories (KIP-112) ----------------------------------------------------
+
+    def fail_dir(self, log_dir: Path, reason: object) -> None:
+        """Take ``log_dir`` offline: its replicas stop (KAFKA_STORAGE_ERROR), their moves and
+        fetches end, and the broker tells the controller."""
+        lost = self.logs.fail_dir(log_dir, reason)
+        keys = [(tp.topic, tp.partition) for tp in lost]
+        for key in list(self.log_dirs.moves):
+            if self.logs.future(*key) is None:
+                self.log_dirs.cancel(key)
+        self.replicas.take_offline(keys)
+        if keys:
+            self.fetchers.update()
+        for key in keys:
+            self.purgatory.check(key)
+        self.on_dirs_failed()
+
+    @property
+    def offline_dir_ids(self) -> list[uuid.UUID]:
+        return [i for d, i in self.logs.dir_ids.items() if d in self.logs.offline_dirs]
+
+    @property
+    def online_dir_ids(self) -> list[uuid.UUID]:
+        return [i for d, i in self.logs.dir_ids.items() if d not in self.logs.offline_dirs]
 
     # ---- the ISR -------------------------------------------------------------------------------
 
@@ -218,13 +274,17 @@ class DataPlane:
         while True:
             await asyncio.sleep(backoff_s)
             for log in [p.log for p in self.replicas.partitions.values()]:
-                if not log.config.is_compact:
+                key = (log.topic, log.partition)
+                if not log.config.is_compact or key in self.log_dirs.paused_cleaning:
                     continue
+                self._cleaning = key
                 try:
                     result = await asyncio.to_thread(self.cleaner.clean_once, log, self.clock())
                 except Exception as e:  # truncated or deleted meanwhile: next round
                     LOG.info("cleaning %s-%d stopped: %s", log.topic, log.partition, e)
                     continue
+                finally:
+                    self._cleaning = None
                 if result.cleaned:
                     LOG.info(
                         "cleaned %s-%d up to offset %d: %d of %d records kept",

@@ -63,8 +63,8 @@ Algorithm
     (brokers: registration, heartbeats, partition leaders' ISR changes (AlterPartition 2-3:
     Kafka 4 dropped 0-1, which named topics by name), blocks of producer ids
     (AllocateProducerIds 0), the metadata log, and the forwarded admin writes;
-    DescribeConfigs and IncrementalAlterConfigs, as Kafka's controller serves them to admin
-    clients that bootstrap from it). rackwise's own APIs use keys from 1000, clear of
+    DescribeConfigs, IncrementalAlterConfigs and AlterConfigs, as Kafka's controller serves
+    them to admin clients that bootstrap from it). rackwise's own APIs use keys from 1000, clear of
     Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now ConsumerGroupHeartbeat's):
 
     * 1000 CreateReplicaPlacement (KIP-879), on both listeners;
@@ -115,6 +115,9 @@ class ApiKey(enum.IntEnum):
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_ACLS = 29
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    ALTER_REPLICA_LOG_DIRS = 34
+    DESCRIBE_LOG_DIRS = 35
     INCREMENTAL_ALTER_CONFIGS = 44
     CREATE_PARTITIONS = 37
     DESCRIBE_CLUSTER = 60
@@ -122,6 +125,7 @@ class ApiKey(enum.IntEnum):
     BROKER_HEARTBEAT = 63
     ALTER_PARTITION = 56
     ALLOCATE_PRODUCER_IDS = 67
+    ASSIGN_REPLICAS_TO_DIRS = 73
     CREATE_REPLICA_PLACEMENT = 1000
     FETCH_METADATA_LOG = 1001
     FETCH_METADATA_SNAPSHOT = 1002
@@ -152,12 +156,16 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.CREATE_PARTITIONS, 0, 3, BOTH),
     (ApiKey.DELETE_TOPICS, 1, 6, BOTH),
     (ApiKey.DESCRIBE_CONFIGS, 1, 4, BOTH),
-    (ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, CONTROLLER_ONLY),
+    (ApiKey.ALTER_CONFIGS, 0, 2, BOTH),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, BOTH),
     (ApiKey.DESCRIBE_ACLS, 1, 3, BROKER_ONLY),
+    (ApiKey.ALTER_REPLICA_LOG_DIRS, 1, 2, BROKER_ONLY),
+    (ApiKey.DESCRIBE_LOG_DIRS, 1, 4, BROKER_ONLY),
     (ApiKey.BROKER_REGISTRATION, 0, 4, CONTROLLER_ONLY),
     (ApiKey.BROKER_HEARTBEAT, 0, 1, CONTROLLER_ONLY),
     (ApiKey.ALTER_PARTITION, 2, 3, CONTROLLER_ONLY),
     (ApiKey.ALLOCATE_PRODUCER_IDS, 0, 0, CONTROLLER_ONLY),
+    (ApiKey.ASSIGN_REPLICAS_TO_DIRS, 0, 0, CONTROLLER_ONLY),
     (ApiKey.CREATE_REPLICA_PLACEMENT, 0, 0, BOTH),
     (ApiKey.FETCH_METADATA_LOG, 0, 0, CONTROLLER_ONLY),
     (ApiKey.FETCH_METADATA_SNAPSHOT, 0, 0, CONTROLLER_ONLY),

@@ -10,6 +10,12 @@ Goals
     * Serve the handlers: :meth:`append` (Produce), :meth:`read` (Fetch, for consumers up to the
       high watermark and for followers up to the log end), :meth:`list_offset`,
       :meth:`end_offset_for_epoch`, :meth:`delete_records`.
+    * Log directories (KIP-858): a new replica goes to the directory the image names for it
+      when that directory is online here, else where the :class:`LogManager` chooses; where
+      the log really is differs from the image, :attr:`dirs_to_assign` says so, for the
+      broker to tell the controller. A replica whose directory failed, or whom the image
+      places in a directory this broker does not have online, is offline: requests for it
+      get KAFKA_STORAGE_ERROR and it is not created again elsewhere.
     * Say what changed, so that waiting requests are checked (:class:`Purgatory` keys are
       ``(topic, partition)``) and the fetchers follow the right leaders (:attr:`followed`).
 
@@ -34,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rackwise.image import MetadataImage
+from rackwise.records.constants import DIRECTORY_MIGRATING, DIRECTORY_UNASSIGNED
 from rackwise.replica.errors import (
     NotLeaderOrFollowerException,
     OffsetNotAvailableException,
@@ -47,7 +54,8 @@ from rackwise.replica.selector import (
     ReplicaSelector,
     ReplicaView,
 )
-from rackwise.storage.log import LogAppendInfo, LogConfig
+from rackwise.storage.errors import KafkaStorageException
+from rackwise.storage.log import LogAppendInfo, LogConfig, PartitionLog
 from rackwise.storage.manager import LogManager
 
 LOG: Final = logging.getLogger("rackwise.replica")
@@ -114,10 +122,11 @@ class Transition:
     became_leader: list[TopicPartition] = field(default_factory=list)
     became_follower: list[TopicPartition] = field(default_factory=list)
     removed: list[TopicPartition] = field(default_factory=list)
+    offline: list[TopicPartition] = field(default_factory=list)
 
     @property
     def changed(self) -> list[TopicPartition]:
-        return [*self.became_leader, *self.became_follower, *self.removed]
+        return [*self.became_leader, *self.became_follower, *self.removed, *self.offline]
 
 
 class ReplicaManager:
@@ -139,6 +148,10 @@ class ReplicaManager:
         self.topic_settings: dict[str, TopicSettings] = {}
         self.followed: dict[TopicPartition, int] = {}
         """The leader each follower partition fetches from."""
+        self.offline: set[TopicPartition] = set()
+        """Partitions assigned here whose log directory is offline (module docstring)."""
+        self.dirs_to_assign: dict[TopicPartition, tuple[uuid.UUID, uuid.UUID]] = {}
+        """(topic id, directory id) of replicas whose directory the image does not know yet."""
         self.image = MetadataImage()
 
     # ---- the image ------------------------------------------------------------------------
@@ -159,6 +172,12 @@ class ReplicaManager:
             if settings is None:
                 settings = self.settings(image, topic.name)
                 self.topic_settings[topic.name] = settings
+            directory = DIRECTORY_UNASSIGNED
+            for replica, known in zip(
+                registration.replicas, registration.directories, strict=False
+            ):
+                if replica == self.broker_id:
+                    directory = known
             state = PartitionState(
                 topic_id=topic.topic_id,
                 replicas=tuple(registration.replicas),
@@ -167,10 +186,15 @@ class ReplicaManager:
                 leader_epoch=registration.leader_epoch,
                 partition_epoch=registration.partition_epoch,
             )
-            self._apply_partition(key, state, settings, now, transition)
+            if key in self.offline:
+                continue
+            self._apply_partition(key, state, settings, now, transition, directory)
         for key in [k for k in self.partitions if k not in assigned]:
             self._remove(key)
             transition.removed.append(key)
+        self.offline &= assigned
+        for key in [k for k in self.dirs_to_assign if k not in assigned]:
+            del self.dirs_to_assign[key]
         self.image = image
         return transition
 
@@ -181,15 +205,18 @@ class ReplicaManager:
         settings: TopicSettings,
         now: int,
         transition: Transition,
+        directory: uuid.UUID,
     ) -> None:
         partition = self.partitions.get(key)
         if partition is not None and partition.state.topic_id != state.topic_id:
             self._remove(key)  # the topic was deleted and created again under the same name
             partition = None
         if partition is None:
-            log = self.logs.get_or_create(
-                key[0], key[1], topic_id=state.topic_id, config=settings.log_config
-            )
+            log = self._open_log(key, state.topic_id, settings.log_config, directory)
+            if log is None:
+                self.offline.add(key)
+                transition.offline.append(key)
+                return
             previous = PartitionState(state.topic_id, (), (), NO_LEADER, -1, -1)
             partition = Partition(key[0], key[1], self.broker_id, log, previous)
             self.partitions[key] = partition
@@ -218,6 +245,41 @@ class ReplicaManager:
             else:
                 self.followed.pop(key, None)
 
+    def _open_log(
+        self, key: TopicPartition, topic_id: uuid.UUID, config: LogConfig, directory: uuid.UUID
+    ) -> PartitionLog | None:
+        """The replica's log (module docstring); None if it is offline."""
+        placeholder = directory in (DIRECTORY_UNASSIGNED, DIRECTORY_MIGRATING)
+        target = None if placeholder else self.logs.dir_of(directory)
+        offline_target = target is None or not self.logs.is_online(target)
+        if not placeholder and offline_target and self.logs.get(*key) is None:
+            LOG.error("%s-%d: its log dir %s is offline here", key[0], key[1], directory)
+            return None
+        if key in {(tp.topic, tp.partition) for tp in self.logs.duplicates}:
+            self.logs.resolve_duplicate(key[0], key[1], target)
+        try:
+            log = self.logs.get_or_create(
+                key[0], key[1], topic_id=topic_id, config=config, preferred_dir=target
+            )
+        except KafkaStorageException as e:
+            LOG.error("%s-%d: %s", key[0], key[1], e)
+            return None
+        actual = self.logs.dir_ids.get(log.directory.parent)
+        if actual is not None and actual != directory:
+            self.dirs_to_assign[key] = (topic_id, actual)
+        return log
+
+    def take_offline(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """The replicas of a failed log directory stop (KIP-112); the ones that were here."""
+        gone = []
+        for key in keys:
+            if self.partitions.pop(key, None) is not None:
+                gone.append(key)
+            self.followed.pop(key, None)
+            self.dirs_to_assign.pop(key, None)
+            self.offline.add(key)
+        return gone
+
     def _remove(self, key: TopicPartition) -> None:
         partition = self.partitions.pop(key)
         self.followed.pop(key, None)
@@ -232,6 +294,11 @@ class ReplicaManager:
         partition = self.partitions.get((topic, index))
         if partition is not None:
             return partition
+        if (topic, index) in self.offline:
+            raise KafkaStorageException(
+                f"Partition {topic}-{index} is in an offline log directory on broker "
+                f"{self.broker_id}"
+            )
         known = self.image.topic(topic)
         if known is not None and index in known.partitions:
             raise NotLeaderOrFollowerException(
