@@ -1,0 +1,359 @@
+"""JBOD with real processes: ``rackwise cluster up --log-dirs 2``, replicas moved between a
+broker's directories while an idempotent producer and a consumer run (KIP-113's first system
+test, its intra-broker part), a broker killed in the middle of a move, and directories that
+fail under load (KIP-113's second system test: a follower's, the leader's, then every
+broker's second directory replaced by a file). Kafka's own admin client (kafka-python) sends
+AlterReplicaLogDirs and DescribeLogDirs; a librdkafka producer and consumer check the data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaAdminClient, TopicPartitionReplica
+
+from tests.interop.conftest import eventually, rackwise
+
+pytestmark = pytest.mark.slow  # three broker processes with two log directories each
+
+
+@dataclass
+class Jbod:
+    dir: Path
+    nodes: list[dict[str, Any]]
+
+    @property
+    def brokers(self) -> list[dict[str, Any]]:
+        return [n for n in self.nodes if n["role"] == "broker"]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{b['host']}:{b['port']}" for b in self.brokers)
+
+    def log_dirs(self, broker: int) -> list[str]:
+        return [str(self.dir / f"broker-{broker}" / f"data-{i}") for i in (1, 2)]
+
+    def pid(self, broker: int) -> int:
+        return int(next(b["pid"] for b in self.brokers if b["id"] == broker))
+
+
+def _up(directory: Path, *extra: str) -> Jbod:
+    up = rackwise(
+        "cluster",
+        "up",
+        "--dir",
+        str(directory),
+        "--brokers",
+        "3",
+        "--log-dirs",
+        "2",
+        "--json",
+        "--override",
+        "replica.high.watermark.checkpoint.interval.ms=300",
+        "--override",
+        "log.segment.delete.delay.ms=1000",
+        *extra,
+    )
+    assert up.returncode == 0, up.stderr
+    return Jbod(directory, json.loads(up.stdout)["nodes"])
+
+
+@pytest.fixture
+def jbod(tmp_path: Path) -> Iterator[Jbod]:
+    cluster = _up(tmp_path / "jbod")
+    try:
+        yield cluster
+    finally:
+        rackwise("cluster", "down", "--dir", str(cluster.dir))
+
+
+@dataclass
+class Ledger:
+    acked: dict[tuple[str, int, int], bytes] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Writer(threading.Thread):
+    """An idempotent producer, acks=all, writing numbered values until stopped."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topics: list[tuple[str, int]],
+        ledger: Ledger,
+        timeout_ms: int = 60_000,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.topics, self.ledger = topics, ledger
+        self.stop_event = threading.Event()
+        self.producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "acks": "all",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "message.timeout.ms": timeout_ms,
+            }
+        )
+
+    def _report(self, err: Any, msg: Any) -> None:
+        with self.ledger.lock:
+            if err is not None:
+                self.ledger.errors.append(str(err))
+                return
+            key = (msg.topic(), msg.partition(), msg.offset())
+            assert key not in self.ledger.acked, f"{key} acknowledged twice"
+            self.ledger.acked[key] = msg.value()
+
+    def run(self) -> None:
+        sent = 0
+        while not self.stop_event.is_set():
+            topic, partitions = self.topics[sent % len(self.topics)]
+            try:
+                self.producer.produce(
+                    topic,
+                    value=f"{sent:09d}".encode() + b"." * 300,
+                    partition=sent % partitions,
+                    on_delivery=self._report,
+                )
+                sent += 1
+            except BufferError:
+                pass
+            self.producer.poll(0.001)
+        self.producer.flush(60)
+
+
+def read_back(bootstrap: str, topic: str, partitions: int) -> dict[tuple[str, int, int], bytes]:
+    """Everything in the topic, by (topic, partition, offset), read by librdkafka."""
+    ends = _end_offsets(bootstrap, topic, partitions)
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got: dict[tuple[str, int, int], bytes] = {}
+    deadline = time.monotonic() + 60
+    while sum(1 for k in got if k[0] == topic) < sum(ends) and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None or message.error():
+            continue
+        key = (topic, message.partition(), message.offset())
+        assert key not in got, f"{key} read twice"
+        got[key] = message.value()
+    consumer.close()
+    return got
+
+
+def _end_offsets(bootstrap: str, topic: str, partitions: int) -> list[int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ends"})
+    try:
+        return [
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(partitions)
+        ]
+    finally:
+        consumer.close()
+
+
+def create(bootstrap: str, topic: str, partitions: int, rf: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, rf)])[topic].result(30)
+
+
+def where(admin: KafkaAdminClient) -> dict[tuple[int, str, int], tuple[str, bool, int]]:
+    """(broker, topic, partition) -> (log dir, is future, offset lag) from DescribeLogDirs."""
+    found: dict[tuple[int, str, int], tuple[str, bool, int]] = {}
+    for entry in admin.describe_log_dirs():
+        broker = entry["broker"] if "broker" in entry else entry.get("node_id")
+        for log_dir in entry["log_dirs"]:
+            for topic in log_dir["topics"]:
+                for p in topic["partitions"]:
+                    found[(broker, topic["name"], p["partition_index"])] = (
+                        log_dir["log_dir"],
+                        p["is_future_key"],
+                        p["offset_lag"],
+                    )
+    return found
+
+
+def test_replicas_move_between_directories_while_writes_go_on(jbod: Jbod) -> None:
+    create(jbod.bootstrap, "moving", 3, 1)
+    ledger = Ledger()
+    writer = Writer(jbod.bootstrap, [("moving", 3)], ledger)
+    writer.start()
+    admin = KafkaAdminClient(bootstrap_servers=jbod.bootstrap)
+    try:
+        time.sleep(2)
+        before = where(admin)
+        replicas = {k: v for k, v in before.items() if k[1] == "moving" and not v[1]}
+        assert len(replicas) == 3
+        targets = {}
+        for (broker, topic, partition), (log_dir, _, _) in replicas.items():
+            other = next(d for d in jbod.log_dirs(broker) if d != log_dir)
+            targets[TopicPartitionReplica(topic, partition, broker)] = other
+        admin.alter_replica_log_dirs(targets)
+
+        def moved() -> bool:
+            now = where(admin)
+            return all(
+                now.get((r.broker_id, r.topic, r.partition), ("", True, 0))[:2] == (d, False)
+                for r, d in targets.items()
+            )
+
+        eventually(moved, 60)
+        time.sleep(2)  # writes go on after the swap
+    finally:
+        writer.stop_event.set()
+        writer.join(90)
+        admin.close()
+    assert ledger.errors == []
+    assert len(ledger.acked) > 500
+    got = read_back(jbod.bootstrap, "moving", 3)
+    assert got == ledger.acked
+    for broker in (1, 2, 3):
+        names = [p.name for d in jbod.log_dirs(broker) for p in Path(d).iterdir()]
+        assert not [n for n in names if n.endswith("-future")]
+    # The controller knows where each replica is now: the metadata lists the new directory.
+    dump = rackwise(
+        "metadata",
+        "dump",
+        "--dir",
+        str(jbod.dir / "controller-3000" / "metadata"),
+        "--format",
+        "json",
+        "--section",
+        "image",
+    )
+    assert dump.returncode == 0, dump.stderr
+    image = json.loads(dump.stdout)
+    ids = {
+        str(p.parent.name) + "/" + p.name: line.split("=", 1)[1].strip()
+        for broker in (1, 2, 3)
+        for p in map(Path, jbod.log_dirs(broker))
+        for line in (p / "meta.properties").read_text().splitlines()
+        if line.startswith("directory.id=")
+    }
+    text = json.dumps(image)
+    for replica, log_dir in targets.items():
+        assert ids[f"broker-{replica.broker_id}/{Path(log_dir).name}"] in text
+
+
+def test_a_broker_killed_in_a_move_completes_it_after_restart(tmp_path: Path) -> None:
+    cluster = _up(
+        tmp_path / "jbod",
+        "--override",
+        "replica.alter.log.dirs.io.max.bytes.per.second=200000",
+    )
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        create(cluster.bootstrap, "crash", 1, 3)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+        for i in range(4000):
+            producer.produce("crash", value=f"{i:06d}".encode() + b"x" * 500, partition=0)
+            if i % 500 == 0:
+                producer.poll(0)
+        assert producer.flush(60) == 0
+        before = where(admin)
+        victim = 2
+        current = before[(victim, "crash", 0)][0]
+        target = next(d for d in cluster.log_dirs(victim) if d != current)
+        admin.alter_replica_log_dirs({TopicPartitionReplica("crash", 0, victim): target})
+        eventually(lambda: where(admin).get((victim, "crash", 0), ("", False, 0))[1], 20)
+        os.kill(cluster.pid(victim), signal.SIGKILL)  # mid-copy: 2 MB at 200 kB/s
+        again = rackwise("cluster", "up", "--dir", str(cluster.dir))
+        assert again.returncode == 0, again.stderr
+
+        def done() -> bool:
+            now = where(admin)
+            return now.get((victim, "crash", 0), ("", True, 0))[:2] == (target, False)
+
+        eventually(done, 90)
+        got = read_back(cluster.bootstrap, "crash", 1)
+        assert [v[:6] for _, v in sorted(got.items())] == [f"{i:06d}".encode() for i in range(4000)]
+    finally:
+        admin.close()
+        rackwise("cluster", "down", "--dir", str(cluster.dir))
+
+
+def _fail(directory: str) -> None:
+    """A disk gone: the directory replaced by a file (permission bits stop no root process)."""
+    shutil.rmtree(directory)
+    Path(directory).write_text("failed disk\n")
+
+
+def _leader_and_isr(bootstrap: str, topic: str) -> tuple[int, list[int]]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    meta = admin.list_topics(topic, timeout=10).topics[topic].partitions[0]
+    return meta.leader, sorted(meta.isrs)
+
+
+def test_failed_directories_take_only_their_replicas_offline(jbod: Jbod) -> None:
+    create(jbod.bootstrap, "topic1", 1, 3)
+    create(jbod.bootstrap, "topic2", 1, 3)
+    admin = KafkaAdminClient(bootstrap_servers=jbod.bootstrap)
+    try:
+        first = {b: jbod.log_dirs(b)[0] for b in (1, 2, 3)}
+        second = {b: jbod.log_dirs(b)[1] for b in (1, 2, 3)}
+        plan = {TopicPartitionReplica("topic1", 0, b): first[b] for b in (1, 2, 3)}
+        plan |= {TopicPartitionReplica("topic2", 0, b): second[b] for b in (1, 2, 3)}
+        admin.alter_replica_log_dirs(plan)
+        eventually(
+            lambda: all(
+                where(admin).get((r.broker_id, r.topic, 0), ("", True, 0))[:2] == (d, False)
+                for r, d in plan.items()
+            ),
+            60,
+        )
+        ledger, ledger2 = Ledger(), Ledger()
+        writer = Writer(jbod.bootstrap, [("topic1", 1)], ledger)
+        writer2 = Writer(jbod.bootstrap, [("topic2", 1)], ledger2, timeout_ms=5_000)
+        writer.start()
+        writer2.start()
+        leader1, _ = _leader_and_isr(jbod.bootstrap, "topic1")
+        follower = next(b for b in (1, 2, 3) if b != leader1)
+        steps = [[follower], [leader1], [1, 2, 3]]
+        failed: set[int] = set()
+        for brokers in steps:
+            for b in brokers:
+                if b not in failed:
+                    _fail(second[b])
+                    failed.add(b)
+            # topic1 lives on the first directories: untouched, every replica in sync
+            eventually(lambda: _leader_and_isr(jbod.bootstrap, "topic1")[1] == [1, 2, 3], 30)
+            alive = sorted({1, 2, 3} - failed)
+
+            def topic2_settled(alive: list[int] = alive) -> bool:
+                leader, isr = _leader_and_isr(jbod.bootstrap, "topic2")
+                return isr == alive and (leader in alive if alive else leader == -1)
+
+            eventually(topic2_settled, 30)
+            for entry in admin.describe_log_dirs():
+                for log_dir in entry["log_dirs"]:
+                    if log_dir["log_dir"] in {second[b] for b in failed}:
+                        assert log_dir["error_code"] == 56
+            time.sleep(1)
+        writer.stop_event.set()
+        writer2.stop_event.set()
+        writer.join(90)
+        writer2.join(90)
+        for b in (1, 2, 3):  # every broker still serves its first directory
+            os.kill(jbod.pid(b), 0)
+        assert ledger.errors == []
+        acked2 = {k: v for k, v in ledger2.acked.items() if k[0] == "topic2"}
+        assert len(acked2) > 10  # topic2 was written while it had a replica left
+        got = read_back(jbod.bootstrap, "topic1", 1)
+        acked1 = {k: v for k, v in ledger.acked.items() if k[0] == "topic1"}
+        assert got == acked1 and len(acked1) > 100
+    finally:
+        admin.close()
