@@ -23,7 +23,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, TopicPartitionReplica
 
+from rackwise.protocol import ApiKey
 from tests.interop.conftest import eventually, rackwise
+from tests.node.test_broker_processes import call
 
 pytestmark = pytest.mark.slow  # three broker processes with two log directories each
 
@@ -357,3 +359,56 @@ def test_failed_directories_take_only_their_replicas_offline(jbod: Jbod) -> None
         assert got == acked1 and len(acked1) > 100
     finally:
         admin.close()
+
+
+def _alter(port: int, path: str, topic: str, partitions: list[int]) -> dict[int, int]:
+    response = call(
+        port,
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        dirs=[{"path": path, "topics": [{"name": topic, "partitions": partitions}]}],
+    )
+    return {
+        int(p.partition_index): int(p.error_code) for t in response.results for p in t.partitions
+    }
+
+
+def test_alter_and_describe_answer_as_kafka_does(jbod: Jbod) -> None:
+    broker = jbod.brokers[0]
+    port, broker_id = int(broker["port"]), int(broker["id"])
+    d1, d2 = jbod.log_dirs(broker_id)
+    # Remembered before the topic exists (UNKNOWN_TOPIC_OR_PARTITION now), used at creation.
+    assert _alter(port, d2, "later", [0]) == {0: 3}
+    admin = AdminClient({"bootstrap.servers": jbod.bootstrap})
+    admin.create_topics([NewTopic("later", 1, replica_assignment=[[broker_id]])])["later"].result(
+        30
+    )
+    eventually((Path(d2) / "later-0").is_dir, 20)
+    assert _alter(port, "/no/such/dir", "later", [0]) == {0: 57}  # LOG_DIR_NOT_FOUND
+    other = next(int(b["id"]) for b in jbod.brokers if int(b["id"]) != broker_id)
+    admin.create_topics([NewTopic("elsewhere", 1, replica_assignment=[[other]])])[
+        "elsewhere"
+    ].result(30)
+    eventually(lambda: _alter(port, d1, "elsewhere", [0]) == {0: 9}, 20)  # REPLICA_NOT_AVAILABLE
+    long_topic = "l" * 215
+    create(jbod.bootstrap, long_topic, 1, 3)
+    eventually(lambda: any((Path(d) / f"{long_topic}-0").is_dir() for d in (d1, d2)), 20)
+    away = d2 if (Path(d1) / f"{long_topic}-0").is_dir() else d1
+    assert _alter(port, away, long_topic, [0]) == {0: 17}  # the -future name: 257 characters
+    # "any" cancels a move and forgets the destination
+    assert _alter(port, "any", "later", [0]) == {0: 0}
+    response = describe(port)
+    assert [r.log_dir for r in response.results] == [d1, d2]
+    for result in response.results:
+        assert result.error_code == 0 and result.total_bytes > 0 and result.usable_bytes > 0
+    _fail(d2)
+    eventually(lambda: int(describe(port).results[1].error_code) == 56, 20)
+    offline = describe(port).results[1]
+    assert (offline.total_bytes, offline.usable_bytes, len(offline.topics)) == (-1, -1, 0)
+    assert _alter(port, d2, "later", [0]) == {0: 56}  # KAFKA_STORAGE_ERROR: offline target
+    assert _alter(port, d1, "elsewhere", [0]) == {0: 9}
+    # the replica that lived on d2 is offline: its clients get KAFKA_STORAGE_ERROR
+    assert _alter(port, d1, "later", [0]) == {0: 56}
+
+
+def describe(port: int) -> Any:
+    return call(port, ApiKey.DESCRIBE_LOG_DIRS, topics=None)

@@ -265,7 +265,10 @@ class ReplicaManager:
             LOG.error("%s-%d: %s", key[0], key[1], e)
             return None
         actual = self.logs.dir_ids.get(log.directory.parent)
-        if actual is not None and actual != directory:
+        future = self.logs.future(*key)
+        moving_to_image_dir = future is not None and future.directory.parent == target
+        if actual is not None and actual != directory and not moving_to_image_dir:
+            # (a move the controller already recorded resumes after a restart: not undone)
             self.dirs_to_assign[key] = (topic_id, actual)
         return log
 
