@@ -46,6 +46,7 @@ LOG: Final = logging.getLogger("rackwise.node.data")
 ISR_CHECK_FRACTION: Final = 2
 """The ISR is checked every ``replica.lag.time.max.ms`` / this (Kafka's isr-expiration task)."""
 MAX_FLUSH_CHECK_S: Final = 1.0
+DIR_CHECK_INTERVAL_S: Final = 1.0
 
 
 async def _no_controller(items: object) -> dict[tuple[uuid.UUID, int], int]:
@@ -133,6 +134,7 @@ class DataPlane:
             asyncio.create_task(self._every(self._retention_interval_s, self.run_retention)),
             asyncio.create_task(self._every(self._flush_interval_s, self.flush)),
             asyncio.create_task(self._every(self._isr_interval_s, self.check_isr)),
+            asyncio.create_task(self._every(lambda: DIR_CHECK_INTERVAL_S, self.check_dirs)),
         ]
         if self.config.log_cleaner_enable:
             self._tasks.append(asyncio.create_task(self._clean_forever(), name="log-cleaner"))
@@ -211,6 +213,14 @@ class DataPlane:
         for key in keys:
             self.purgatory.check(key)
         self.on_dirs_failed()
+
+    def check_dirs(self) -> None:
+        """A directory that is gone or no longer a directory (its disk unmounted, replaced) has
+        failed, though open files in it may still take writes: noticed within a second
+        rather than at the next checkpoint."""
+        for log_dir in self.logs.log_dirs:
+            if self.logs.is_online(log_dir) and not log_dir.is_dir():
+                self.fail_dir(log_dir, f"{log_dir} is no longer a directory")
 
     @property
     def offline_dir_ids(self) -> list[uuid.UUID]:

@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -297,14 +298,22 @@ class LogDirs:
             if code != NONE:
                 LOG.info("%s-%d: AssignReplicasToDirs answered %d", key[0], key[1], code)
                 return False
+        await asyncio.to_thread(future.flush)  # the bulk fsynced off the loop, before the hold
         # From here to the end nothing yields: appends wait for the swap.
         current, future = self.logs.get(*key), self.logs.future(*key)
         partition = self.replicas.partitions.get(key)
         if current is None or future is None or partition is None or self.is_cleaning(key):
             return False
+        held = time.monotonic()
         while not caught_up(current, future):
             copy_step(current, future, MAX_STEP_BYTES)
         moved, doomed = self.logs.replace_current_with_future(*key)
+        LOG.info(
+            "%s-%d: appends held %.1f ms for the swap",
+            key[0],
+            key[1],
+            (time.monotonic() - held) * 1000,
+        )
         partition.log = moved
         self.replicas.dirs_to_assign.pop(key, None)
         self.paused_cleaning.discard(key)
