@@ -172,3 +172,48 @@ def test_unclean_leader_election_takes_an_out_of_sync_replica() -> None:
     heartbeat(controller, 2, want_fence=True)  # the last in-sync replica goes
     (p,) = partitions(controller.image, "u")
     assert (p.leader, p.isr, p.leader_recovery_state) == (1, (1,), 1)
+
+
+def test_append_and_subtract_on_broker_keys_need_a_list() -> None:
+    controller = _controller()
+    results = controller.incremental_alter_configs(
+        {
+            BROKER_1: [_set("metric.reporters", "a.B", AlterConfigOp.APPEND)],
+            CLUSTER: [
+                _set("replica.alter.log.dirs.io.max.bytes.per.second", "5", AlterConfigOp.APPEND)
+            ],
+        }
+    )
+    assert [r.error for r in results] == [
+        ApiError(),
+        ApiError(
+            40,
+            "Can't APPEND to key replica.alter.log.dirs.io.max.bytes.per.second because its "
+            "type is not LIST.",
+        ),
+    ]
+    # APPEND starts from the key's default when the resource does not set it.
+    assert controller.image.configs[BROKER_1]["metric.reporters"] == (
+        "org.apache.kafka.common.metrics.JmxReporter,a.B"
+    )
+    controller.incremental_alter_configs(
+        {
+            BROKER_1: [
+                _set(
+                    "metric.reporters",
+                    "org.apache.kafka.common.metrics.JmxReporter",
+                    AlterConfigOp.SUBTRACT,
+                )
+            ]
+        }
+    )
+    assert controller.image.configs[BROKER_1]["metric.reporters"] == "a.B"
+
+
+def test_legacy_alter_configs_replaces_a_brokers_whole_set() -> None:
+    controller = _controller()
+    throttle = "replica.alter.log.dirs.io.max.bytes.per.second"
+    controller.incremental_alter_configs({BROKER_1: [_set(throttle, "1"), _set("x.y", "2")]})
+    results = controller.alter_configs({BROKER_1: {throttle: "3"}})
+    assert [r.error for r in results] == [ApiError()]
+    assert dict(controller.image.configs[BROKER_1]) == {throttle: "3"}

@@ -326,7 +326,7 @@ def test_describe_configs_errors_and_key_filter() -> None:
 
 def test_describe_broker_configs_hide_secrets() -> None:
     image = image_of(
-        ConfigRecord(resource_type=4, resource_name="1", name="log.retention.hours", value="48"),
+        ConfigRecord(resource_type=4, resource_name="1", name="log.retention.ms", value="48"),
     )
     response = through_the_wire(
         describe_configs,
@@ -339,8 +339,8 @@ def test_describe_broker_configs_hide_secrets() -> None:
         image,
     )
     e = entries_of(response.results[0])
-    assert (e["log.retention.hours"].value, e["log.retention.hours"].config_source) == ("48", 2)
-    assert [s.source for s in e["log.retention.hours"].synonyms] == [2, 4]
+    assert (e["log.retention.ms"].value, e["log.retention.ms"].config_source) == ("48", 2)
+    assert [s.source for s in e["log.retention.ms"].synonyms] == [2, 4, 5, 5, 5]
     assert e["node.id"].read_only is True
     assert (e["ssl.keystore.password"].value, e["ssl.keystore.password"].is_sensitive) == (
         None,

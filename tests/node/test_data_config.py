@@ -7,9 +7,10 @@ import uuid
 
 import pytest
 
-from rackwise.image import MetadataDelta, MetadataImage
+from rackwise.image import MetadataDelta, MetadataImage, replay
 from rackwise.node.config import ConfigException, NodeConfig
 from rackwise.node.data_config import DataConfigException, DataPathConfig, TopicSettingsSource
+from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.records.metadata import ConfigRecord, TopicRecord
 
 
@@ -78,3 +79,32 @@ def test_topic_settings_layer_overrides_on_broker_synonyms_on_defaults() -> None
     assert other.log_config.retention_ms == 3_600_000
     assert other.min_insync_replicas == 1
     assert TopicSettingsSource(1, {})(image, "other").log_config.segment_bytes == 1_073_741_824
+
+
+def test_the_movers_values_follow_the_dynamic_configuration() -> None:
+    throttle = "replica.alter.log.dirs.io.max.bytes.per.second"
+    static = DataPathConfig.from_properties({"file.delete.delay.ms": "5"})
+    assert (static.replica_alter_log_dirs_io_max_bytes_per_second, static.file_delete_delay_ms) == (
+        2**63 - 1,
+        5,
+    )
+    assert (
+        DataPathConfig.from_properties(
+            {"log.segment.delete.delay.ms": "7", "file.delete.delay.ms": "5"}
+        ).file_delete_delay_ms
+        == 7
+    )
+    image = replay(
+        [
+            ConfigRecord(resource_type=4, resource_name="", name=throttle, value="1048576"),
+            ConfigRecord(
+                resource_type=4, resource_name="", name="log.segment.delete.delay.ms", value="9"
+            ),
+        ]
+    )
+    live = static.with_dynamic(DynamicBrokerConfig(1, {"file.delete.delay.ms": "5"}, lambda: image))
+    assert (live.replica_alter_log_dirs_io_max_bytes_per_second, live.file_delete_delay_ms) == (
+        1_048_576,
+        9,
+    )
+    assert live.replica_lag_time_max_ms == static.replica_lag_time_max_ms

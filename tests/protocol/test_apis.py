@@ -42,7 +42,8 @@ EXPECTED = {
     37: ("CreatePartitions", 0, 3, BC),
     20: ("DeleteTopics", 1, 6, BC),
     32: ("DescribeConfigs", 1, 4, BC),
-    44: ("IncrementalAlterConfigs", 0, 1, C),
+    33: ("AlterConfigs", 0, 2, BC),
+    44: ("IncrementalAlterConfigs", 0, 1, BC),
     29: ("DescribeAcls", 1, 3, B),
     62: ("BrokerRegistration", 0, 4, C),
     63: ("BrokerHeartbeat", 0, 1, C),
@@ -65,10 +66,10 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [
-        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 37, 60, 1000)
+        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 37, 44, 60, 1000)
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(18, 19, 20, 32, 37, 44, 56, 62, 63, 67, 1000, 1001, 1002)
+        *(18, 19, 20, 32, 33, 37, 44, 56, 62, 63, 67, 1000, 1001, 1002)
     ]
 
 

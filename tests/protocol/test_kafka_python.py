@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
@@ -25,6 +26,7 @@ from kafka.protocol.admin import (
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -95,6 +97,15 @@ def _describe_configs_request(body: Any, version: int) -> None:
     assert (resource.resource_type, resource.resource_name) == (2, "orders")
     assert resource.configuration_keys is None
     assert body.include_synonyms is True
+
+
+def _alter_configs_request(body: Any, version: int) -> None:
+    (resource,) = body.resources
+    assert (resource.resource_type, resource.resource_name) == (4, "")
+    assert [(c.name, c.value) for c in resource.configs] == [("log.retention.ms", "1000")]
+    if hasattr(resource.configs[0], "config_operation"):
+        assert resource.configs[0].config_operation == 0
+    assert body.validate_only is True
 
 
 def _describe_cluster_request(body: Any, version: int) -> None:
@@ -361,6 +372,40 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
             include_documentation=False,
         ),
         _describe_configs_request,
+    ),
+    "AlterConfigs": (
+        lambda: AlterConfigsRequest(
+            resources=[
+                AlterConfigsRequest.AlterConfigsResource(
+                    resource_type=4,
+                    resource_name="",
+                    configs=[
+                        AlterConfigsRequest.AlterConfigsResource.AlterableConfig(
+                            name="log.retention.ms", value="1000"
+                        )
+                    ],
+                )
+            ],
+            validate_only=True,
+        ),
+        _alter_configs_request,
+    ),
+    "IncrementalAlterConfigs": (
+        lambda: IncrementalAlterConfigsRequest(
+            resources=[
+                IncrementalAlterConfigsRequest.AlterConfigsResource(
+                    resource_type=4,
+                    resource_name="",
+                    configs=[
+                        IncrementalAlterConfigsRequest.AlterConfigsResource.AlterableConfig(
+                            name="log.retention.ms", config_operation=0, value="1000"
+                        )
+                    ],
+                )
+            ],
+            validate_only=True,
+        ),
+        _alter_configs_request,
     ),
     "DescribeCluster": (
         lambda: DescribeClusterRequest(

@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "cluster": ("rackwise.cli.cluster", "start or stop a local cluster of processes"),
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
+    "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",

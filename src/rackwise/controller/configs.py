@@ -6,7 +6,10 @@ A topic's keys are checked against :data:`~rackwise.controller.configschema.TOPI
 checked here: a broker checks its own keys before it forwards a change, as Kafka's do; the
 controller checks only that the resource names a broker (or "", the cluster-wide default).
 
-Each resource succeeds or fails as a whole; resources are independent. A change that sets a
+APPEND and SUBTRACT apply to LIST keys only, of topics or of brokers (the broker's types are
+:data:`~rackwise.controller.broker_configschema.BROKER_CONFIGS`), starting from the key's
+default when it is not set. Each resource succeeds or fails as a whole; resources are
+independent. A change that sets a
 topic key to its current value writes nothing; a broker key is written even then, as Kafka
 does (KAFKA-14136: it makes brokers reload the value).
 """
@@ -17,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rackwise.common.errors import InvalidRequestException, RackwiseError
+from rackwise.controller.broker_configschema import BROKER_CONFIGS
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configschema import (
     TOPIC_CONFIGS,
@@ -52,6 +56,19 @@ CLUSTER_DEFAULT = ""
 def is_sensitive(key: str) -> bool:
     """Whether a broker key holds a secret (Kafka's PASSWORD type), which is never shown."""
     return key.endswith((".password", ".secret")) or key.endswith("jaas.config")
+
+
+def _is_broker_list_key(name: str) -> bool:
+    key = BROKER_CONFIGS.get(name)
+    return key is not None and key.type == "LIST"
+
+
+def _default(resource: ConfigResource, name: str) -> str | None:
+    """The default of key ``name`` of ``resource``'s type (APPEND and SUBTRACT start from it)."""
+    if resource.resource_type == TOPIC_RESOURCE:
+        return TOPIC_CONFIGS[name].default
+    key = BROKER_CONFIGS.get(name)
+    return None if key is None else key.default
 
 
 class ConfigControl:
@@ -215,12 +232,13 @@ class ConfigControl:
         if change.op == AlterConfigOp.DELETE:
             return None
         is_topic = resource.resource_type == TOPIC_RESOURCE
-        if is_topic and not is_list_key(change.name):
+        splittable = is_list_key(change.name) if is_topic else _is_broker_list_key(change.name)
+        if not splittable:
             raise InvalidConfigurationException(
                 f"Can't {change.op.name} to key {change.name} because its type is not LIST."
             )
-        if current is None and is_topic:
-            current = TOPIC_CONFIGS[change.name].default
+        if current is None:
+            current = _default(resource, change.name)
         parts = split_list(current or "")
         for item in (change.value or "").split(","):
             if change.op == AlterConfigOp.APPEND and item not in parts:

@@ -276,6 +276,7 @@ class Broker:
             assign_dirs=DirectoryAssigner(self.node_id, lambda: self.broker_epoch, self._connect),
         )
         self.data.on_dirs_failed = self._dirs_failed
+        self.dynamic_config.on_change(self._dynamic_config_changed)
         self._online_dir_ids: tuple[uuid.UUID, ...] = ()
         self._offline_dir_ids: tuple[uuid.UUID, ...] = ()
         self.isr = IsrManager(
@@ -382,6 +383,11 @@ class Broker:
         await self.data.stop()
         await self.forwarder.close()
         self.stopped.set()
+
+    def _dynamic_config_changed(self, _keys: frozenset[str]) -> None:
+        """A dynamic broker configuration changed: what the data path reads as it goes (the
+        mover's throttle, the delete delay) follows at once."""
+        self.data.config = self.data_config.with_dynamic(self.dynamic_config)
 
     def _dirs_failed(self) -> None:
         """A log directory went offline: the next heartbeats name it (the controller moves

@@ -1,29 +1,35 @@
 """What a broker answers to DescribeConfigs, from its metadata image and its own static
 configuration (pure: image and request in, response message out; Kafka's ``ConfigHelper``).
+Changes (IncrementalAlterConfigs, AlterConfigs) are :mod:`rackwise.node.alter_configs`'s.
 
 Goals
-    kafka-python, librdkafka and aiokafka read a topic's every key with its effective value and
-    source, and a broker's own configuration, as a KRaft broker of Kafka shows them.
+    * kafka-python, librdkafka and aiokafka read a topic's every key with its effective value
+      and source, and a broker's every key (all that Kafka 4's ``KafkaConfig`` defines, not only
+      those in its ``.properties``) with its value, source, type and whether it is read-only,
+      as a KRaft broker of Kafka shows them.
 
 Constraints
-    Topic resources: every key of the topic schema, the topic's override else the broker's
-    (dynamic, then static) synonym else the default. Broker resources: only this broker's id
-    (or "" for the cluster-wide dynamic defaults), every key set in a layer; static keys are
-    read-only, sensitive ones hidden. BROKER_LOGGER resources are answered empty. An item that
-    fails carries its own error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION,
-    INVALID_REQUEST); the others are answered.
+    * Topic resources: every key of the topic schema, the topic's override else the broker's
+      (dynamic, then static) synonym else the default. Broker resources: this broker's id
+      lists every non-internal key plus any key set in a layer; "" lists the cluster-wide
+      dynamic defaults only. Read-only means not dynamically updatable; passwords and keys of
+      unknown type are hidden (Kafka's ``maybeSensitive``). BROKER_LOGGER resources are
+      answered empty. An item that fails carries its own error (UNKNOWN_TOPIC_OR_PARTITION,
+      INVALID_TOPIC_EXCEPTION, INVALID_REQUEST); the others are answered.
 
 Algorithm
-    The broker layers, most specific first: the dynamic config of the broker, the cluster-wide
-    dynamic default, the static ``.properties``; the first layer that sets a key gives its value
-    and source, and the synonyms (when asked) list every layer that sets it.
+    A broker key's value and source come from its layers (:mod:`rackwise.node.dynamic_config`):
+    the first of this broker's dynamic values, the cluster default, the static properties and
+    the default that sets it; its synonyms (when asked) list every layer's value of the key
+    and of its synonyms (``log.retention.ms``, ``.minutes``, ``.hours``) from the key's own
+    first entry on, as Kafka's ``configSynonyms`` does.
 
 Worked example
     Broker 1 started with ``log.retention.ms=1000`` and topic ``t`` overriding
     ``retention.ms=5``: DescribeConfigs of ``t`` with synonyms shows ``retention.ms=5``
     (TOPIC_CONFIG) with synonyms ``retention.ms=5`` (TOPIC_CONFIG), ``log.retention.ms=1000``
-    (STATIC_BROKER_CONFIG) and the default; of broker ``1`` shows ``log.retention.ms=1000``,
-    read-only.
+    (STATIC_BROKER_CONFIG) and the default; of broker ``1`` shows ``log.retention.ms=1000``
+    (STATIC_BROKER_CONFIG, dynamic so not read-only) and ``log.dirs`` (read-only).
 """
 
 from __future__ import annotations
@@ -33,14 +39,22 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.common.errors import InvalidRequestException, RackwiseError
+from rackwise.controller.broker_configschema import (
+    BROKER_CONFIGS,
+    UNKNOWN_CONFIG_TYPE,
+    broker_key,
+    broker_synonyms,
+    is_sensitive,
+)
 from rackwise.controller.config import ControllerConfig
-from rackwise.controller.configs import ConfigControl, is_sensitive
+from rackwise.controller.configs import ConfigControl
 from rackwise.controller.configschema import TOPIC_CONFIGS
 from rackwise.controller.errors import ApiError, InvalidTopicException
 from rackwise.controller.messages import ConfigEntry, ConfigSource
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import ConfigResource, MetadataImage
 from rackwise.node.broker_apis import BrokerInfo
+from rackwise.node.dynamic_config import ConfigLayers, current_value, layers_of, static_layer
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.records.constants import BROKER_LOGGER_RESOURCE, BROKER_RESOURCE, TOPIC_RESOURCE
 
@@ -202,33 +216,82 @@ def _check_broker_name(info: BrokerInfo, name: str, *, allow_default: bool) -> N
         )
 
 
+_DEFAULTS: Final = MappingProxyType(
+    {
+        name: key.default
+        for name, key in BROKER_CONFIGS.items()
+        if key.has_default and not key.is_dynamic_only
+    }
+)
+"""Kafka's ``KafkaConfig.defaultValues``: every key with a default (null included)."""
+LISTED_KEYS: Final = frozenset(
+    name for name, key in BROKER_CONFIGS.items() if not key.is_internal and not key.is_dynamic_only
+)
+"""The keys DescribeConfigs of a broker always lists (Kafka's ``nonInternalValues``)."""
+
+
+def _broker_synonyms(
+    layers: ConfigLayers, name: str, hidden: bool
+) -> list[tuple[str, str | None, ConfigSource]]:
+    """Every layer's value of ``name`` and its synonyms, most specific first, from ``name``'s
+    own first entry on (Kafka's ``ConfigHelper.configSynonyms``)."""
+    names = broker_synonyms(name, match_listener_override=True)
+    found: list[tuple[str, str | None, ConfigSource]] = []
+    sources: tuple[tuple[Mapping[str, str | None], ConfigSource], ...] = (
+        (layers.broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+        (layers.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        (layers.static, ConfigSource.STATIC_BROKER_CONFIG),
+        (_DEFAULTS, ConfigSource.DEFAULT_CONFIG),
+    )
+    for configs, source in sources:
+        found.extend(
+            (synonym, None if hidden else configs[synonym], source)
+            for synonym in names
+            if synonym in configs
+        )
+    while found and found[0][0] != name:
+        found.pop(0)
+    return found
+
+
+def broker_entry(
+    layers: ConfigLayers, name: str, *, per_broker: bool, synonyms: bool
+) -> dict[str, Any]:
+    """One key of a broker's DescribeConfigs (Kafka's ``createBrokerConfigEntry``): its value
+    as the broker holds it (for the cluster default: as stored), the source of the most
+    specific layer that sets it, its type, read-only unless dynamic, secret when a password
+    or of unknown type."""
+    spec = broker_key(name)
+    hidden = is_sensitive(name)
+    value = current_value(layers, name) if per_broker else layers.cluster_default.get(name)
+    chain = _broker_synonyms(layers, name, hidden)
+    if not per_broker:
+        chain = [s for s in chain if s[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    source = chain[0][2] if chain else ConfigSource.DEFAULT_CONFIG
+    exact = BROKER_CONFIGS.get(name)
+    entry = ConfigEntry(
+        name,
+        None if hidden else value,
+        source,
+        is_read_only=exact is None or not exact.is_dynamic,
+        is_sensitive=hidden,
+    )
+    shown = [{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if synonyms else []
+    return _entry(entry, UNKNOWN_CONFIG_TYPE if spec is None else spec.config_type_id, shown)
+
+
 def _broker_entries(
     image: MetadataImage, info: BrokerInfo, name: str, synonyms: bool
 ) -> list[dict[str, Any]]:
-    """The broker's configuration: every key set in a layer, with the most specific value;
-    static keys are read-only (they change only with a restart), dynamic ones are not."""
+    """The broker's configuration: every key Kafka lists and every key set in a layer; for
+    the cluster default (""), the keys set there."""
     _check_broker_name(info, name, allow_default=True)
-    layers = _layers(image, info, name)
-    keys = sorted({key for configs, _ in layers for key in configs})
-    out = []
-    for key in keys:
-        found = [(configs[key], source) for configs, source in layers if key in configs]
-        value, source = found[0]
-        hidden = is_sensitive(key)
-        entry = ConfigEntry(
-            key,
-            None if hidden else value,
-            source,
-            is_read_only=source == ConfigSource.STATIC_BROKER_CONFIG,
-            is_sensitive=hidden,
-        )
-        chain = (
-            [{"name": key, "value": None if hidden else v, "source": int(s)} for v, s in found]
-            if synonyms
-            else []
-        )
-        out.append(_entry(entry, 0, chain))
-    return out
+    layers = layers_of(image, info.node_id, static_layer(info.static_config))
+    per_broker = bool(name)
+    keys = LISTED_KEYS | set(layers.merged) if per_broker else set(layers.cluster_default)
+    return [
+        broker_entry(layers, key, per_broker=per_broker, synonyms=synonyms) for key in sorted(keys)
+    ]
 
 
 def _entry(

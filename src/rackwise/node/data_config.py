@@ -10,6 +10,16 @@ Goals
       for ``segment.bytes``), else Kafka's default, exactly as DescribeConfigs reports them
       (the same :class:`~rackwise.controller.configs.ConfigControl` computes both).
 
+Constraints
+    The values are read once, at start. For a key that can change without a restart
+    (``replica.alter.log.dirs.io.max.bytes.per.second``, ``log.segment.delete.delay.ms``...)
+    read its value now from :class:`~rackwise.node.dynamic_config.DynamicBrokerConfig`; the
+    field here is its static value (``.properties``, else Kafka's default), until
+    :meth:`DataPathConfig.with_dynamic` gives a copy with the current values.
+    ``num.replica.alter.log.dirs.threads`` is 0 when unset (Kafka's null: one mover per log
+    directory); ``file_delete_delay_ms`` is ``log.segment.delete.delay.ms`` (the broker-level
+    name of the topic key ``file.delete.delay.ms``, which is also accepted).
+
 Worked example
     A broker started with ``log.segment.bytes=1048576`` and a topic created with
     ``retention.ms=60000``: that topic's :class:`~rackwise.storage.log.LogConfig` has
@@ -19,6 +29,7 @@ Worked example
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -27,6 +38,7 @@ from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.configschema import TOPIC_CONFIGS
 from rackwise.image import MetadataImage
+from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.replica.manager import TopicSettings
 from rackwise.replica.selector import DEFAULT_SELECTOR, SelectorPluginException, load_selector
 from rackwise.storage.log import LogConfig
@@ -47,6 +59,14 @@ LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: Final = "log.flush.offset.checkpoint.in
 HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS: Final = "replica.high.watermark.checkpoint.interval.ms"
 LOG_CLEANER_ENABLE: Final = "log.cleaner.enable"
 LOG_CLEANER_BACKOFF_MS: Final = "log.cleaner.backoff.ms"
+REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: Final = (
+    "replica.alter.log.dirs.io.max.bytes.per.second"
+)
+NUM_REPLICA_ALTER_LOG_DIRS_THREADS: Final = "num.replica.alter.log.dirs.threads"
+LOG_SEGMENT_DELETE_DELAY_MS: Final = "log.segment.delete.delay.ms"
+"""The broker-level name of the topic key ``file.delete.delay.ms``."""
+FILE_DELETE_DELAY_MS: Final = "file.delete.delay.ms"
+"""Accepted in a broker's properties too, when ``log.segment.delete.delay.ms`` is not set."""
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -63,6 +83,8 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: (60_000, 0),
     HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS: (5_000, 1),
     LOG_CLEANER_BACKOFF_MS: (15_000, 0),
+    REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: (2**63 - 1, 0),
+    NUM_REPLICA_ALTER_LOG_DIRS_THREADS: (0, 0),  # 0: Kafka's null, one per log directory
 }
 _BOOL_KEYS: Final[dict[str, bool]] = {AUTO_CREATE_TOPICS_ENABLE: True, LOG_CLEANER_ENABLE: True}
 
@@ -97,15 +119,32 @@ class DataPathConfig:
     log_flush_offset_checkpoint_interval_ms: int
     replica_high_watermark_checkpoint_interval_ms: int
     log_cleaner_backoff_ms: int
+    replica_alter_log_dirs_io_max_bytes_per_second: int
+    num_replica_alter_log_dirs_threads: int
+    file_delete_delay_ms: int
     auto_create_topics_enable: bool
     log_cleaner_enable: bool
     replica_selector_class: str
+
+    def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
+        """This configuration with the values the data path reads as it goes taken from
+        ``dynamic`` as they are now (the log-directory mover's throttle and the delay before a
+        replaced log directory is deleted); the others are read once, at start."""
+        return dataclasses.replace(
+            self,
+            replica_alter_log_dirs_io_max_bytes_per_second=(
+                dynamic.replica_alter_log_dirs_io_max_bytes_per_second
+            ),
+            file_delete_delay_ms=dynamic.file_delete_delay_ms,
+        )
 
     @staticmethod
     def from_properties(props: Mapping[str, str]) -> DataPathConfig:
         values: dict[str, object] = {}
         for key, (default, minimum) in _INT_KEYS.items():
             values[key.replace(".", "_")] = _int(props, key, default, minimum)
+        delay = LOG_SEGMENT_DELETE_DELAY_MS if LOG_SEGMENT_DELETE_DELAY_MS in props else None
+        values["file_delete_delay_ms"] = _int(props, delay or FILE_DELETE_DELAY_MS, 60_000, 0)
         for key, flag in _BOOL_KEYS.items():
             values[key.replace(".", "_")] = _bool(props, key, flag)
         selector = props.get(REPLICA_SELECTOR_CLASS, DEFAULT_SELECTOR).strip() or DEFAULT_SELECTOR

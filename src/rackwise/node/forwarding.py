@@ -3,10 +3,12 @@ without the envelope: the same request goes on at a version both ends speak).
 
 Goals
     A client may send CreateTopics, CreatePartitions, DeleteTopics or CreateReplicaPlacement to
-    any broker; the broker passes it to the controller and answers with the controller's
-    answer, in the client's version. Once a write succeeded, the broker waits (a short while at
-    most) until its own image shows it, so that the client's next Metadata request to this
-    broker sees the topic it just created, as a client of Kafka expects.
+    any broker (and IncrementalAlterConfigs or AlterConfigs, which the broker checks first:
+    :mod:`rackwise.node.alter_configs`); the broker passes it to the controller and answers
+    with the controller's answer, in the client's version. Once a write succeeded, the broker
+    waits (a short while at most) until its own image shows it, so that the client's next
+    Metadata request to this broker sees the topic it just created, as a client of Kafka
+    expects.
 
 Constraints
     * The request is converted field by field (:func:`convert`), never reinterpreted: the
@@ -49,6 +51,7 @@ from typing import Any, Final
 
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
+from rackwise.node.alter_configs import alter_configs_error, configs_applied
 from rackwise.protocol import (
     ApiKey,
     MessageEncodeError,
@@ -188,6 +191,8 @@ def error_response(request: Any, error_code: int, message: str | None) -> Any:
         values = {"responses": [{**n, **item} for n in named]}
     elif api_key == ApiKey.CREATE_REPLICA_PLACEMENT:
         values = {"throttle_time_ms": 0, "replica_placement": [], **item}
+    elif api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
+        return alter_configs_error(request, error_code, message)
     else:
         raise ValueError(f"BUG: api key {api_key} is not forwarded")
     return make(response, with_required(response, values))
@@ -203,6 +208,8 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
     api_key = int(type(request).__api_key__)
     if getattr(request, "validate_only", False):
         return None
+    if api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
+        return configs_applied(request, response)
     if api_key == ApiKey.CREATE_TOPICS:
         created = {t.name: int(getattr(t, "num_partitions", -1)) for t in response.topics if _ok(t)}
         if not created:

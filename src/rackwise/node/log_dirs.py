@@ -263,13 +263,11 @@ class LogDirs:
                 async with self._steps:
                     copied = await asyncio.to_thread(copy_step, current, future, size)
                 self.throttle.settle(size, copied)
-                if copied >= size:
-                    continue
-                if caught_up(current, future) or copied > 0:
+                if caught_up(current, future):  # by offsets: steps end on batch boundaries
                     if await self._finish(key):
                         return
                     await asyncio.sleep(RETRY_S)
-                else:
+                elif copied == 0:
                     await asyncio.sleep(IDLE_STEP_S)
         except asyncio.CancelledError:
             raise
