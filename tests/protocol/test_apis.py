@@ -45,10 +45,13 @@ EXPECTED = {
     33: ("AlterConfigs", 0, 2, BC),
     44: ("IncrementalAlterConfigs", 0, 1, BC),
     29: ("DescribeAcls", 1, 3, B),
+    34: ("AlterReplicaLogDirs", 1, 2, B),
+    35: ("DescribeLogDirs", 1, 4, B),
     62: ("BrokerRegistration", 0, 4, C),
     63: ("BrokerHeartbeat", 0, 1, C),
     56: ("AlterPartition", 2, 3, C),
     67: ("AllocateProducerIds", 0, 0, C),
+    73: ("AssignReplicasToDirs", 0, 0, C),
     1000: ("CreateReplicaPlacement", 0, 0, BC),
     1001: ("FetchMetadataLog", 0, 0, C),
     1002: ("FetchMetadataSnapshot", 0, 0, C),
@@ -66,10 +69,10 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [
-        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 37, 44, 60, 1000)
+        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 60, 1000)
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(18, 19, 20, 32, 33, 37, 44, 56, 62, 63, 67, 1000, 1001, 1002)
+        *(18, 19, 20, 32, 33, 37, 44, 56, 62, 63, 67, 73, 1000, 1001, 1002)
     ]
 
 

@@ -90,6 +90,7 @@ def test_only_controller_apis_lack_a_kafka_python_class() -> None:
         "BrokerHeartbeat",
         "AlterPartition",
         "AllocateProducerIds",
+        "AssignReplicasToDirs",
     }
 
 

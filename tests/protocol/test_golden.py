@@ -137,17 +137,19 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    0e                          # ApiKeys: thirteen
+    10                          # ApiKeys: fifteen
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
       0020 0001 0004 00         #   DescribeConfigs 1-4
+      0021 0000 0002 00         #   AlterConfigs 0-2
       0025 0000 0003 00         #   CreatePartitions 0-3
       002c 0000 0001 00         #   IncrementalAlterConfigs 0-1
       0038 0002 0003 00         #   AlterPartition 2-3
       003e 0000 0004 00         #   BrokerRegistration 0-4
       003f 0000 0001 00         #   BrokerHeartbeat 0-1
       0043 0000 0000 00         #   AllocateProducerIds 0
+      0049 0000 0000 00         #   AssignReplicasToDirs 0
       03e8 0000 0000 00         #   CreateReplicaPlacement 0
       03e9 0000 0000 00         #   FetchMetadataLog 0
       03ea 0000 0000 00         #   FetchMetadataSnapshot 0

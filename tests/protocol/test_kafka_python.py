@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from kafka.protocol.admin import (
     AlterConfigsRequest,
+    AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
@@ -26,6 +27,7 @@ from kafka.protocol.admin import (
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeLogDirsRequest,
     IncrementalAlterConfigsRequest,
 )
 from kafka.protocol.consumer import (
@@ -116,6 +118,16 @@ def _describe_cluster_request(body: Any, version: int) -> None:
 
 def _describe_acls_request(body: Any, version: int) -> None:
     assert (body.resource_type_filter, body.operation, body.permission_type) == (1, 1, 1)
+
+
+def _alter_replica_log_dirs_request(body: Any, version: int) -> None:
+    (directory,) = body.dirs
+    assert directory.path == "/data-2"
+    assert [(t.name, tuple(t.partitions)) for t in directory.topics] == [("orders", (0, 2))]
+
+
+def _describe_log_dirs_request(body: Any, version: int) -> None:
+    assert [(t.topic, tuple(t.partitions)) for t in body.topics] == [("orders", (1,))]
 
 
 def _topic_key(topic: Any, version: int, first_id_version: int, name: str = "name") -> Any:
@@ -406,6 +418,25 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
             validate_only=True,
         ),
         _alter_configs_request,
+    ),
+    "AlterReplicaLogDirs": (
+        lambda: AlterReplicaLogDirsRequest(
+            dirs=[
+                AlterReplicaLogDirsRequest.AlterReplicaLogDir(
+                    path="/data-2",
+                    topics=[
+                        AlterReplicaLogDirsRequest.AlterReplicaLogDir.AlterReplicaLogDirTopic(
+                            name="orders", partitions=[0, 2]
+                        )
+                    ],
+                )
+            ]
+        ),
+        _alter_replica_log_dirs_request,
+    ),
+    "DescribeLogDirs": (
+        lambda: DescribeLogDirsRequest(topics=[("orders", [1])]),
+        _describe_log_dirs_request,
     ),
     "DescribeCluster": (
         lambda: DescribeClusterRequest(
