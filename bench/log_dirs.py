@@ -8,9 +8,10 @@ Figures:
                         directory on the same file system just before (the ceiling); produce
                         latency p50/p99 of a librdkafka producer (acks=all) writing to another
                         partition of the same broker during the move
-  throttle              with ``replica.alter.log.dirs.io.max.bytes.per.second`` at 10 MB/s and
-                        50 MB/s: the rate over each 10 s window of the move (min, max) and its
-                        ratio to the limit
+  throttle              with ``replica.alter.log.dirs.io.max.bytes.per.second`` at 10 MB/s (set
+                        on broker 1) and 50 MB/s (the cluster default), both through
+                        IncrementalAlterConfigs on the running broker: the rate over every 10 s
+                        window of the move (min, max) and its ratio to the limit
   failed directory      three brokers with two directories, 30 partitions at RF 3 led from
                         data-2 of broker 1: seconds from replacing that directory by a file to
                         no partition led by broker 1 there (Metadata, polled every 50 ms)
@@ -21,6 +22,7 @@ Figures:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shutil
 import subprocess
@@ -35,6 +37,11 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, TopicPartitionReplica
+
+from rackwise.net import KafkaConnection
+from rackwise.protocol import ApiKey
+
+BROKER_RESOURCE = 4
 
 RECORD = b"r" * 1000
 
@@ -196,18 +203,17 @@ def run_move(work: Path, size_mb: int) -> dict[str, Any]:
         bench.down()
 
 
-def run_throttle(work: Path, rate_mb: int, seconds: int) -> dict[str, Any]:
+def run_throttle(work: Path, rate_mb: int, seconds: int, resource: str) -> dict[str, Any]:
+    """A move under the throttle, set through IncrementalAlterConfigs on a running broker
+    (``resource`` "1": broker 1's own value; "": the cluster default)."""
     rate = rate_mb * 1_000_000
-    bench = Bench(
-        work / f"throttle-{rate_mb}",
-        1,
-        f"replica.alter.log.dirs.io.max.bytes.per.second={rate}",
-    )
+    bench = Bench(work / f"throttle-{rate_mb}", 1)
     admin = KafkaAdminClient(bootstrap_servers=bench.bootstrap)
     try:
         client = AdminClient({"bootstrap.servers": bench.bootstrap})
         client.create_topics([NewTopic("t", 1, 1)])["t"].result(30)
         fill(bench.bootstrap, "t", 0, rate_mb * seconds)
+        set_broker_config(bench, resource, "replica.alter.log.dirs.io.max.bytes.per.second", rate)
         source = partition_dir(bench, 1, "t", 0)
         total = sum(f.stat().st_size for f in source.iterdir() if f.suffix == ".log")
         start_move(bench, admin, "t", 0)
@@ -215,6 +221,7 @@ def run_throttle(work: Path, rate_mb: int, seconds: int) -> dict[str, Any]:
         rates = windows(samples[1:-1], 10.0)
         return {
             "limit_mb_per_s": rate_mb,
+            "set_on": "broker 1" if resource else "cluster default",
             "windows": len(rates),
             "min_mb_per_s": min(rates) / 1e6 if rates else 0.0,
             "max_mb_per_s": max(rates) / 1e6 if rates else 0.0,
@@ -224,6 +231,38 @@ def run_throttle(work: Path, rate_mb: int, seconds: int) -> dict[str, Any]:
     finally:
         admin.close()
         bench.down()
+
+
+def set_broker_config(bench: Bench, resource: str, key: str, value: int) -> None:
+    """IncrementalAlterConfigs SET on a broker resource ("" is the cluster default, which
+    kafka-python's admin refuses to name), sent to the first broker, which forwards it."""
+    broker = next(n for n in bench.nodes if n["role"] == "broker")
+
+    async def send() -> None:
+        connection = await KafkaConnection.connect(broker["host"], int(broker["port"]))
+        try:
+            await connection.negotiate_versions()
+            response = await connection.request(
+                ApiKey.INCREMENTAL_ALTER_CONFIGS,
+                {
+                    "resources": [
+                        {
+                            "resource_type": BROKER_RESOURCE,
+                            "resource_name": resource,
+                            "configs": [{"name": key, "config_operation": 0, "value": str(value)}],
+                        }
+                    ],
+                    "validate_only": False,
+                },
+                timeout_s=30,
+            )
+        finally:
+            await connection.close()
+        for result in response.responses:
+            if int(result.error_code) != 0:
+                raise SystemExit(f"IncrementalAlterConfigs failed: {result.error_message}")
+
+    asyncio.run(send())
 
 
 def windows(samples: list[tuple[float, int]], width: float) -> list[float]:
@@ -289,8 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out["move"] = run_move(work, args.size_mb)
             report("move, unthrottled", out["move"], args.json)
         if "throttle" in only:
-            for rate in (10, 50):
-                out[f"throttle_{rate}"] = run_throttle(work, rate, args.throttle_seconds)
+            for rate, resource in ((10, "1"), (50, "")):
+                out[f"throttle_{rate}"] = run_throttle(work, rate, args.throttle_seconds, resource)
                 report(f"throttle {rate} MB/s", out[f"throttle_{rate}"], args.json)
         if "failure" in only:
             out["failure"] = run_failure(work)
@@ -303,8 +342,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def report(name: str, figures: dict[str, Any], quiet: bool) -> None:
     if quiet:
         return
-    parts = [f"{k}={v:,.2f}" if isinstance(v, float) else f"{k}={v:,}" for k, v in figures.items()]
+    parts = [f"{k}={_fmt(v)}" for k, v in figures.items()]
     print(f"{name:20s} " + "  ".join(parts), flush=True)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 if __name__ == "__main__":
