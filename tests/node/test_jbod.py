@@ -96,6 +96,7 @@ class Writer(threading.Thread):
         topics: list[tuple[str, int]],
         ledger: Ledger,
         timeout_ms: int = 60_000,
+        **settings: object,
     ) -> None:
         super().__init__(daemon=True)
         self.topics, self.ledger = topics, ledger
@@ -107,6 +108,7 @@ class Writer(threading.Thread):
                 "enable.idempotence": True,
                 "linger.ms": 5,
                 "message.timeout.ms": timeout_ms,
+                **settings,
             }
         )
 
@@ -191,15 +193,24 @@ def where(admin: KafkaAdminClient) -> dict[tuple[int, str, int], tuple[str, bool
 
 def test_replicas_move_between_directories_while_writes_go_on(jbod: Jbod) -> None:
     create(jbod.bootstrap, "moving", 3, 1)
-    ledger = Ledger()
+    create(jbod.bootstrap, "unretried", 3, 1)
+    ledger, unretried = Ledger(), Ledger()
     writer = Writer(jbod.bootstrap, [("moving", 3)], ledger)
+    # A second producer may not retry at all: any request the move failed would show.
+    plain = Writer(
+        jbod.bootstrap,
+        [("unretried", 3)],
+        unretried,
+        **{"enable.idempotence": False, "retries": 0},
+    )
     writer.start()
+    plain.start()
     admin = KafkaAdminClient(bootstrap_servers=jbod.bootstrap)
     try:
         time.sleep(2)
         before = where(admin)
-        replicas = {k: v for k, v in before.items() if k[1] == "moving" and not v[1]}
-        assert len(replicas) == 3
+        replicas = {k: v for k, v in before.items() if k[1] in ("moving", "unretried") and not v[1]}
+        assert len(replicas) == 6
         targets = {}
         for (broker, topic, partition), (log_dir, _, _) in replicas.items():
             other = next(d for d in jbod.log_dirs(broker) if d != log_dir)
@@ -217,12 +228,14 @@ def test_replicas_move_between_directories_while_writes_go_on(jbod: Jbod) -> Non
         time.sleep(2)  # writes go on after the swap
     finally:
         writer.stop_event.set()
+        plain.stop_event.set()
         writer.join(90)
+        plain.join(90)
         admin.close()
-    assert ledger.errors == []
-    assert len(ledger.acked) > 500
-    got = read_back(jbod.bootstrap, "moving", 3)
-    assert got == ledger.acked
+    assert ledger.errors == [] and unretried.errors == []
+    assert len(ledger.acked) > 500 and len(unretried.acked) > 500
+    assert read_back(jbod.bootstrap, "moving", 3) == ledger.acked
+    assert read_back(jbod.bootstrap, "unretried", 3) == unretried.acked
     for broker in (1, 2, 3):
         names = [p.name for d in jbod.log_dirs(broker) for p in Path(d).iterdir()]
         assert not [n for n in names if n.endswith("-future")]
