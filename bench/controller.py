@@ -21,6 +21,12 @@ printed beside them (the machine may be shared).
 
     .venv/bin/python bench/controller.py [--json] [--only a,b,c] [--topics N]
         [--restart-partitions N] [--heartbeat-seconds S] [--keep DIR]
+
+The controller quorum's figures (durable CreateTopics with 3 voters against 1, time from
+``kill -9`` of the leader to the first write committed by the new one, time to take writes
+after a data centre is lost) are ``bench/controller_quorum.py``, also run as:
+
+    .venv/bin/python bench/controller.py --quorum [--json] [--only a,b,c] [--rounds N]
 """
 
 from __future__ import annotations
@@ -406,6 +412,13 @@ async def _heartbeats(
 
 
 def main() -> int:
+    if "--quorum" in sys.argv[1:]:
+        # The controller quorum's figures (3 voters against 1, failover, a data centre lost).
+        sys.argv.remove("--quorum")
+        sys.path.insert(0, str(Path(__file__).parent))
+        import controller_quorum  # noqa: PLC0415
+
+        return int(controller_quorum.main())
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--only", default="a,b,c", help="which parts to run (a,b,c)")

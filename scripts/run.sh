@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # `make run`: rackwise at work on this machine, with nothing outside it.
 #
-#   1. A stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers over
-#      3 data centres x 2 racks, placing with the multi-level placer (KIP-879).
-#   2. A topic created through the wire protocol and described as kafka-topics does; a
+#   1. `rackwise demo`: one topic placed by Kafka's rack-aware placer and by the multi-level
+#      placer (KIP-879) on a stretch cluster, side by side.
+#   2. A stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers over
+#      3 data centres x 2 racks, placing with the multi-level placer.
+#   3. A topic created through the wire protocol and described as kafka-topics does; a
 #      CreateReplicaPlacement answer as reassignment JSON; 100,000 records produced to it and
 #      consumed back with rackwise producer-perf-test and consumer-perf-test.
-#   3. The fleet pipeline on local Spark: a synthetic fleet generated, audited and planned.
+#   4. The fleet pipeline: a synthetic fleet generated, audited and planned.
 #
-# Everything lands under RUN_DIR (default ./run). The cluster is stopped at the end; run again
-# and it restarts with its data.
+# Everything lands under RUN_DIR (default ./run; `RUN_DIR=/tmp/x make run` puts it elsewhere).
+# The cluster is stopped at the end, brokers first; run again and it restarts with its data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,13 +19,40 @@ BIN=.venv/bin
 RUN_DIR=${RUN_DIR:-run}
 CLUSTER=$RUN_DIR/cluster
 RACKS=/dc1/r1,/dc1/r2,/dc2/r1,/dc2/r2,/dc3/r1,/dc3/r2
+JVM_NOTICE=$RUN_DIR/.jvm-notice-shown
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "A stretch cluster: 1 controller, 6 brokers in 3 data centres x 2 racks"
+# Spark's JVM announces its incubator module ("WARNING: Using incubator modules: ...") each
+# time it starts; pass a command's stderr through this so that the notice shows once a run.
+jvm_notice_once() {
+    local line
+    while IFS= read -r line; do
+        if [[ $line == *"Using incubator modules"* ]]; then
+            [[ -e $JVM_NOTICE ]] && continue
+            : >"$JVM_NOTICE"
+        fi
+        printf '%s\n' "$line"
+    done
+}
+
+# A command whose stderr goes through jvm_notice_once (stdout untouched, exit status kept).
+spark() { { "$@" 2>&1 1>&3 | jvm_notice_once >&2; } 3>&1; }
+
+mkdir -p "$RUN_DIR"
+rm -f "$JVM_NOTICE"
+
+step "Rack-aware vs multi-level placement of one topic on a stretch cluster (rackwise demo)"
+"$BIN/rackwise" demo
+
+step "A stretch cluster: 1 controller, 6 brokers in 3 data centres x 2 racks, 2 log dirs each"
 "$BIN/rackwise" cluster up --brokers 6 --racks "$RACKS" --placer multi-level --dir "$CLUSTER" \
-    --override replica.selector.class=multi-level
-trap '"$BIN/rackwise" cluster down --dir "$CLUSTER"' EXIT
+    --log-dirs 2 --override replica.selector.class=multi-level
+stop_cluster() {
+    step "The cluster stopped: the brokers, then the controller"
+    "$BIN/rackwise" cluster down --dir "$CLUSTER"
+}
+trap stop_cluster EXIT
 BOOTSTRAP=$("$BIN/python" - "$CLUSTER/cluster.json" <<'PY'
 import json
 import sys
@@ -47,15 +76,20 @@ step "100,000 records of 1 KiB produced to 'orders' (RF 3, acks=all) and consume
 "$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --topic orders \
     --messages 100000 --timeout 30000
 
+step "Broker 1's log directories, as kafka-log-dirs.sh prints them"
+"$BIN/rackwise" log-dirs --describe --bootstrap-server "$BOOTSTRAP" --broker-list 1 \
+    --topic-list orders
+
 step "A fleet of 8 clusters, generated"
-"$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \
+spark "$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \
     --topology dc=3,rack=2 --seed 7 --out "$RUN_DIR/fleet"
 
-step "The fleet audited on local Spark"
-"$BIN/rackwise" pipeline audit --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/audit"
+step "The fleet audited"
+spark "$BIN/rackwise" pipeline audit --fleet "$RUN_DIR/fleet" --out "$RUN_DIR/audit"
 
 step "The fleet planned (moves timed at a throttle of 100 MB/s)"
-"$BIN/rackwise" pipeline plan --fleet "$RUN_DIR/fleet" --throttle 100000000 --out "$RUN_DIR/plan"
+spark "$BIN/rackwise" pipeline plan --fleet "$RUN_DIR/fleet" --throttle 100000000 \
+    --out "$RUN_DIR/plan"
 
 step "Reports"
 echo "audit: $RUN_DIR/audit/report.html"

@@ -210,3 +210,23 @@ def test_golden_cases_with_exact_lists_come_out_exactly(tmp_path: Path) -> None:
             for member, parts in json.loads(line)["assignment"].items()
         }
         assert got == expected, case["id"]
+
+
+def test_a_json_error_at_the_end_of_a_line_gives_its_column(tmp_path: Path) -> None:
+    line = '{"partitions": {"t": [["a"]]}, "members": [{"member_id": "m", "topics": ["t"]}]'
+    groups = tmp_path / "groups.jsonl"
+    groups.write_text(line + "\n")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "rackwise.cli.main"),
+            *("assign", "--assignor", "range", "--input", str(groups)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    # The brace is missing after the last character: one column past the end, not column 1.
+    assert done.stderr == (
+        f"error: line 1: not JSON: Expecting ',' delimiter at column {len(line) + 1}\n"
+    )

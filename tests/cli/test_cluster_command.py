@@ -35,6 +35,22 @@ def test_a_rack_count_unlike_the_broker_count_is_one_line(tmp_path: Path) -> Non
     )
 
 
+def test_a_typo_writes_nothing_and_the_corrected_command_is_not_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "c"
+    typo = _rackwise("up", "--brokers", "1", "--placer", "multilevel", "--dir", str(directory))
+    assert typo.returncode == 1
+    assert typo.stderr.startswith(
+        "error: --placer multilevel: Unknown replica placer 'multilevel': expected one of "
+    )
+    assert not directory.exists()
+    rack = _rackwise("up", "--brokers", "1", "--racks", "dc1//r1", "--dir", str(directory))
+    assert rack.stderr == (
+        "error: --racks: broker 1's rack 'dc1//r1' is not a path: empty component (a doubled "
+        "or trailing '/')\n"
+    )
+    assert not directory.exists()
+
+
 def test_up_restarts_a_killed_broker_and_down_stops_all(tmp_path: Path) -> None:
     directory = tmp_path / "c"
     first = _rackwise("up", "--brokers", "2", "--racks", "/dc1/r1,/dc2/r1", "--dir", str(directory))
@@ -63,10 +79,10 @@ def test_up_restarts_a_killed_broker_and_down_stops_all(tmp_path: Path) -> None:
     finally:
         down = _rackwise("down", "--dir", str(directory))
     assert down.returncode == 0, down.stderr
-    assert down.stdout.splitlines() == [
-        f"controller-3000 (pid {again[0]['pid']}): stopped",
+    assert down.stdout.splitlines() == [  # in the order they were stopped
         f"broker-1 (pid {again[1]['pid']}): stopped",
         f"broker-2 (pid {again[2]['pid']}): stopped",
+        f"controller-3000 (pid {again[0]['pid']}): stopped",
     ]
     assert not any(is_running(n["pid"], _config(directory, n)) for n in again)
     recorded = json.loads((directory / "cluster.json").read_text())["nodes"]

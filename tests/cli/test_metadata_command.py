@@ -200,7 +200,27 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
     assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
 
 
-def test_an_empty_directory_dumps_an_empty_image(tmp_path: Path) -> None:
-    dump = json.loads(_run("--dir", str(tmp_path)).stdout)
-    assert dump["records"] == [] and dump["image"]["brokers"] == []
+def test_a_directory_without_a_log_is_refused(tmp_path: Path) -> None:
+    result = _run("--dir", str(tmp_path))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: --dir {tmp_path}: no metadata log is there (no 00000000000000000000.log "
+        "segment or .checkpoint snapshot)\n"
+    )
     assert list(tmp_path.iterdir()) == []  # a read-only dump creates no files
+
+
+def test_a_cluster_or_node_directory_is_refused_naming_the_log_below(
+    tmp_path: Path, log_dir: Path
+) -> None:
+    # A cluster directory as `cluster up` lays it out: DIR/controller-3000/metadata.
+    node = tmp_path / "cluster" / "controller-3000"
+    node.mkdir(parents=True)
+    log_dir.rename(node / "metadata")
+    (node / "server.log").write_text("started\n")
+    for given in (node.parent, node):
+        result = _run("--dir", str(given))
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr.startswith(f"error: --dir {given}: no metadata log is there")
+        assert result.stderr.endswith(f"; the logs below it: {node / 'metadata'}\n")
+    assert _run("--dir", str(node / "metadata")).returncode == 0

@@ -127,7 +127,7 @@ def test_bad_input_is_one_line_exit_1(tmp_path: Path) -> None:
         "multi-level",
     )
     assert done.returncode == 1
-    assert "Broker 4 has a malformed rack path 'dc1//r1'" in done.stderr
+    assert "Broker 4 has a malformed rack path '/dc1//r1'" in done.stderr  # dc1 is /dc1
 
 
 def test_summary_json_and_demo(tmp_path: Path) -> None:
@@ -150,7 +150,8 @@ def test_summary_json_and_demo(tmp_path: Path) -> None:
     assert {r["leaders"] for r in brokers} == {1}
     demo = _run("demo")
     assert demo.returncode == 0
-    assert "multi-level: 0 of 12 partitions not spread" in demo.stdout
+    assert "multi-level: 0 of 12 partitions spread less evenly" in demo.stdout
+    assert max(len(line) for line in demo.stdout.splitlines()) <= 100
 
 
 def test_place_does_not_import_heavy_modules() -> None:
@@ -169,3 +170,45 @@ def test_place_does_not_import_heavy_modules() -> None:
         check=False,
     )
     assert check.stdout.strip() == "False"
+
+
+def test_a_file_that_does_not_parse_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "brokers.json"
+    bad.write_text('[{"id": 1, "rack": "a"},\n')
+    done = _run("place", "--brokers", str(bad), "--partitions", "1", "--replication-factor", "1")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: --brokers {bad}: broker list JSON: not valid JSON: Expecting value "
+        "(line 2, column 1)\n"
+    )
+    existing = tmp_path / "existing.json"
+    existing.write_text('{"version": 1, "partitions": [{"topic": "t"')
+    done = _run(
+        "place",
+        "--brokers",
+        _brokers(tmp_path),
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        "--existing",
+        str(existing),
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: --existing {existing}: reassignment JSON: ")
+
+
+def test_json_without_summary_is_refused(tmp_path: Path) -> None:
+    args = ["--brokers", _brokers(tmp_path), "--partitions", "1", "--replication-factor", "1"]
+    done = _run("place", *args, "--json")
+    assert done.returncode == 1
+    assert done.stderr == "error: --json prints the --summary table as JSON: give --summary too\n"
+    assert done.stdout == ""
+
+
+def test_plain_rack_names_are_paths_for_the_multi_level_placer() -> None:
+    kip36 = Path(__file__).resolve().parents[2] / "examples" / "kip36-brokers.json"
+    args = ["--partitions", "6", "--replication-factor", "3", "--seed", "3"]
+    done = _run("place", "--brokers", str(kip36), *args, "--placer", "multi-level", "--summary")
+    assert done.returncode == 0, done.stderr
+    assert "/rack1" in done.stdout and "/rack3" in done.stdout

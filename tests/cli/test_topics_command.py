@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
 
 from rackwise.cli.errors import CommandError
+from rackwise.cli.topics import DEFAULT_TIMEOUT_MS as TOPICS_DEFAULT_TIMEOUT_MS
 from rackwise.cli.topics import (
     check_args,
     describe_lines,
@@ -18,7 +20,7 @@ from rackwise.cli.topics import (
     parse_replica_assignment,
     select_topics,
 )
-from rackwise.client.admin import PartitionDescription, TopicDescription
+from rackwise.client.admin import DEFAULT_TIMEOUT_MS, PartitionDescription, TopicDescription
 from rackwise.node.cluster import free_ports
 
 
@@ -160,3 +162,37 @@ def test_no_broker_is_one_line_naming_the_address() -> None:
         f"error: no broker answered at 127.0.0.1:{port} within 1000 ms (KafkaTimeoutError)\n"
     )
     assert result.stdout == ""
+
+
+def test_a_bootstrap_server_without_a_port_is_refused_at_once() -> None:
+    started = time.monotonic()
+    result = _run("--bootstrap-server", "localhost", "--list")
+    assert result.returncode == 1
+    assert result.stderr == "error: Invalid url in bootstrap.servers: localhost\n"
+    assert time.monotonic() - started < 10  # not the admin client's 30 s wait
+    placement = subprocess.run(
+        [
+            *(sys.executable, "-m", "rackwise.cli.main", "placement"),
+            *("--bootstrap-server", "127.0.0.1:9092,localhost"),
+            *("--partitions", "1", "--replication-factor", "1"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=10,
+    )
+    assert placement.stderr == "error: Invalid url in bootstrap.servers: localhost\n"
+
+
+def test_help_loads_neither_the_admin_client_nor_the_wire_protocol() -> None:
+    code = (
+        "import sys, rackwise.cli.main as m\n"
+        "try:\n    m.main(['topics', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(n for n in sys.modules if n.startswith(('kio', 'kafka', 'rackwise.client'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert (
+        TOPICS_DEFAULT_TIMEOUT_MS == DEFAULT_TIMEOUT_MS
+    )  # the default --help shows is the client's

@@ -2,7 +2,9 @@
 broker's directories while an idempotent producer and a consumer run (KIP-113's first system
 test, its intra-broker part), a broker killed in the middle of a move, and directories that
 fail under load (KIP-113's second system test: a follower's, the leader's, then every
-broker's second directory replaced by a file). Kafka's own admin client (kafka-python) sends
+broker's second directory replaced by a file), and the first system test in full: replicas
+moved on to the next broker by a partition reassignment (KIP-455), and a reassignment
+cancelled. Kafka's own admin client (kafka-python) sends
 AlterReplicaLogDirs and DescribeLogDirs; a librdkafka producer and consumer check the data."""
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, TopicPartitionReplica
+from kafka import TopicPartition as KafkaTopicPartition
 
 from rackwise.protocol import ApiKey
 from tests.interop.conftest import eventually, rackwise
@@ -425,3 +428,189 @@ def test_alter_and_describe_answer_as_kafka_does(jbod: Jbod) -> None:
 
 def describe(port: int) -> Any:
     return call(port, ApiKey.DESCRIBE_LOG_DIRS, topics=None)
+
+
+def _reassignments(admin: KafkaAdminClient) -> dict[Any, Any]:
+    return dict(admin.list_partition_reassignments())
+
+
+def test_every_replica_moves_to_another_directory_then_to_the_next_broker(jbod: Jbod) -> None:
+    """KIP-113's first system test in full: 3 brokers x 2 directories, a topic of 3 partitions
+    (RF 1), an idempotent producer running while every replica moves to its broker's other
+    directory, then to the unused directory of the next broker (1 -> 2, 2 -> 3, 3 -> 1:
+    AlterReplicaLogDirs names the directory first, then AlterPartitionReassignments moves it);
+    every acknowledged record is read back exactly once."""
+    create(jbod.bootstrap, "seed", 3, 1)
+    ledger = Ledger()
+    writer = Writer(jbod.bootstrap, [("seed", 3)], ledger)
+    writer.start()
+    admin = KafkaAdminClient(bootstrap_servers=jbod.bootstrap)
+    try:
+        time.sleep(2)
+        before = {k: v for k, v in where(admin).items() if k[1] == "seed" and not v[1]}
+        assert len(before) == 3
+        inside = {
+            TopicPartitionReplica("seed", p, b): next(d for d in jbod.log_dirs(b) if d != log_dir)
+            for (b, _, p), (log_dir, _, _) in before.items()
+        }
+        admin.alter_replica_log_dirs(inside)
+        eventually(
+            lambda: all(
+                where(admin).get((r.broker_id, "seed", r.partition), ("", True, 0))[:2]
+                == (d, False)
+                for r, d in inside.items()
+            ),
+            60,
+        )
+        now = {(r.broker_id, r.partition): d for r, d in inside.items()}
+        moves: dict[int, tuple[int, str]] = {}  # partition -> (next broker, its unused dir)
+        for (broker, partition), _ in now.items():
+            target = broker % 3 + 1
+            used = {d for (b, _), d in now.items() if b == target}
+            moves[partition] = (target, next(d for d in jbod.log_dirs(target) if d not in used))
+        named = admin.alter_replica_log_dirs(
+            {TopicPartitionReplica("seed", p, b): d for p, (b, d) in moves.items()}
+        )
+        # The target broker has no replica yet: REPLICA_NOT_AVAILABLE, and it remembers the dir.
+        assert {e.__name__ for e in named.values()} <= {"NoError", "ReplicaNotAvailableError"}
+        accepted = admin.alter_partition_reassignments(
+            {KafkaTopicPartition("seed", p): [b] for p, (b, _) in moves.items()}
+        )
+        assert accepted == {KafkaTopicPartition("seed", p): None for p in moves}
+
+        def reassigned() -> bool:
+            placed = where(admin)
+            seed = {k: v for k, v in placed.items() if k[1] == "seed"}
+            return _reassignments(admin) == {} and seed == {
+                (b, "seed", p): (d, False, seed.get((b, "seed", p), ("", False, 0))[2])
+                for p, (b, d) in moves.items()
+            }
+
+        eventually(reassigned, 90)
+        time.sleep(2)  # writes go on after the moves
+    finally:
+        writer.stop_event.set()
+        writer.join(90)
+        admin.close()
+    assert ledger.errors == []
+    assert len(ledger.acked) > 500
+    assert read_back(jbod.bootstrap, "seed", 3) == ledger.acked
+    for partition, (broker, _) in moves.items():
+        others = [b for b in (1, 2, 3) if b != broker]
+        eventually(
+            lambda others=others, partition=partition: (
+                not any(
+                    (Path(d) / f"seed-{partition}").exists()
+                    for b in others
+                    for d in jbod.log_dirs(b)
+                )
+            ),
+            30,
+        )
+
+
+def test_a_cancelled_reassignment_goes_back_to_the_original_replica(jbod: Jbod) -> None:
+    """Broker 3 is dead, so a move of ``back-0`` from broker 1 to broker 3 cannot complete;
+    cancelling it (null replicas) returns the partition to broker 1, and a second cancel is
+    NO_REASSIGNMENT_IN_PROGRESS."""
+    first = next(b for b in jbod.brokers if int(b["id"]) == 1)
+    source = AdminClient({"bootstrap.servers": jbod.bootstrap})
+    source.create_topics([NewTopic("back", 1, replica_assignment=[[1]])])["back"].result(30)
+    producer = Producer({"bootstrap.servers": jbod.bootstrap, "acks": "all"})
+    for i in range(100):
+        producer.produce("back", value=f"{i:04d}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    # Broker 3 dies: once fenced it is out of the metadata clients see (so no admin request
+    # goes to it), but it stays registered, so a move to it is accepted and cannot finish.
+    os.kill(jbod.pid(3), signal.SIGKILL)
+
+    def fenced() -> bool:
+        try:
+            return 3 not in source.list_topics(timeout=5).brokers
+        except KafkaException:  # asked the dead broker: ask again
+            return False
+
+    eventually(fenced, 60)
+    admin = KafkaAdminClient(bootstrap_servers=f"{first['host']}:{first['port']}")
+    try:
+        tp = KafkaTopicPartition("back", 0)
+        assert admin.alter_partition_reassignments({tp: [3]}) == {tp: None}
+        ongoing = _reassignments(admin)
+        assert ongoing == {
+            tp: {"replicas": [3, 1], "adding_replicas": [3], "removing_replicas": [1]}
+        }
+        assert admin.alter_partition_reassignments({tp: None}) == {tp: None}
+        assert _reassignments(admin) == {}
+        again = admin.alter_partition_reassignments({tp: None})
+        assert again[tp] is not None and again[tp].__name__ == "NoReassignmentInProgressError"
+    finally:
+        admin.close()
+    meta = source.list_topics("back", timeout=10).topics["back"].partitions[0]
+    assert (meta.replicas, meta.leader) == ([1], 1)
+    got = read_back(jbod.bootstrap, "back", 1)
+    assert [v for _, v in sorted(got.items())] == [f"{i:04d}".encode() for i in range(100)]
+
+
+@pytest.mark.parametrize(
+    "point", ["move.caught-up", "move.recorded", "move.future-renamed", "move.current-renamed"]
+)
+def test_a_broker_dying_at_each_step_of_a_swap_loses_nothing(tmp_path: Path, point: str) -> None:
+    """The broker exits at once (as kill -9 stops it) at each named step of a move's end; after
+    a restart the move completes, there is one live copy of the partition, in the directory the
+    controller names, and every acknowledged record is there once."""
+    os.environ["RACKWISE_CRASH_AT"] = point
+    try:
+        cluster = _up(tmp_path / "jbod")
+    finally:
+        del os.environ["RACKWISE_CRASH_AT"]  # the restart below runs without it
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        client = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        client.create_topics([NewTopic("swap", 1, replica_assignment=[[1]])])["swap"].result(30)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+        for i in range(2000):
+            producer.produce("swap", value=f"{i:06d}".encode() + b"." * 200, partition=0)
+        assert producer.flush(60) == 0
+        current = where(admin)[(1, "swap", 0)][0]
+        target = next(d for d in cluster.log_dirs(1) if d != current)
+        admin.alter_replica_log_dirs({TopicPartitionReplica("swap", 0, 1): target})
+        eventually(lambda: not _alive(cluster.pid(1)), 30)  # it died at the step
+        again = rackwise("cluster", "up", "--dir", str(cluster.dir))
+        assert again.returncode == 0, again.stderr
+        eventually(
+            lambda: where(admin).get((1, "swap", 0), ("", True, 0))[:2] == (target, False), 60
+        )
+
+        def copies() -> list[Path]:
+            return [
+                p
+                for d in cluster.log_dirs(1)
+                for p in Path(d).iterdir()
+                if p.name.startswith("swap-0")
+            ]
+
+        def settled() -> bool:
+            live = [p for p in copies() if p.name == "swap-0"]
+            left = [p for p in copies() if p.name.endswith(("-future", "-delete"))]
+            return live == [Path(target) / "swap-0"] and not left
+
+        # the old copy goes log.segment.delete.delay.ms after the swap
+        eventually(settled, 20)
+        strays = [p for p in copies() if p.name.endswith("-stray")]
+        # two current copies after a crash between the renames: one set aside, never deleted
+        assert len(strays) == (1 if point == "move.future-renamed" else 0)
+        got = read_back(cluster.bootstrap, "swap", 1)
+        assert [v[:6] for _, v in sorted(got.items())] == [f"{i:06d}".encode() for i in range(2000)]
+    finally:
+        admin.close()
+        rackwise("cluster", "down", "--dir", str(cluster.dir))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie until its parent reaps it: dead for our purpose
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"

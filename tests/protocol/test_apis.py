@@ -31,7 +31,7 @@ BC = B | C
 EXPECTED = {
     18: ("ApiVersions", 0, 4, BC),
     0: ("Produce", 3, 13, B),
-    1: ("Fetch", 4, 18, B),
+    1: ("Fetch", 4, 18, BC),
     2: ("ListOffsets", 1, 10, B),
     23: ("OffsetForLeaderEpoch", 2, 4, B),
     21: ("DeleteRecords", 0, 2, B),
@@ -47,11 +47,18 @@ EXPECTED = {
     29: ("DescribeAcls", 1, 3, B),
     34: ("AlterReplicaLogDirs", 1, 2, B),
     35: ("DescribeLogDirs", 1, 4, B),
+    45: ("AlterPartitionReassignments", 0, 1, BC),
+    46: ("ListPartitionReassignments", 0, 0, BC),
     62: ("BrokerRegistration", 0, 4, C),
     63: ("BrokerHeartbeat", 0, 1, C),
     56: ("AlterPartition", 2, 3, C),
     67: ("AllocateProducerIds", 0, 0, C),
     73: ("AssignReplicasToDirs", 0, 0, C),
+    52: ("Vote", 0, 2, C),
+    53: ("BeginQuorumEpoch", 0, 1, C),
+    54: ("EndQuorumEpoch", 0, 1, C),
+    55: ("DescribeQuorum", 0, 2, BC),
+    59: ("FetchSnapshot", 0, 1, C),
     1000: ("CreateReplicaPlacement", 0, 0, BC),
     1001: ("FetchMetadataLog", 0, 0, C),
     1002: ("FetchMetadataSnapshot", 0, 0, C),
@@ -69,10 +76,11 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [
-        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 60, 1000)
+        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 45, 46, 55, 60, 1000)
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(18, 19, 20, 32, 33, 37, 44, 56, 62, 63, 67, 73, 1000, 1001, 1002)
+        *(1, 18, 19, 20, 32, 33, 37, 44, 45, 46, 52, 53, 54, 55, 56, 59, 62, 63, 67, 73),
+        *(1000, 1001, 1002),
     ]
 
 

@@ -91,6 +91,10 @@ def test_only_controller_apis_lack_a_kafka_python_class() -> None:
         "AlterPartition",
         "AllocateProducerIds",
         "AssignReplicasToDirs",
+        "Vote",
+        "BeginQuorumEpoch",
+        "EndQuorumEpoch",
+        "FetchSnapshot",
     }
 
 

@@ -137,7 +137,8 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    10                          # ApiKeys: fifteen
+    18                          # ApiKeys: twenty-three
+      0001 0004 0012 00         #   Fetch 4-18 (the quorum's followers fetch the metadata log)
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
@@ -145,7 +146,14 @@ API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
       0021 0000 0002 00         #   AlterConfigs 0-2
       0025 0000 0003 00         #   CreatePartitions 0-3
       002c 0000 0001 00         #   IncrementalAlterConfigs 0-1
+      002d 0000 0001 00         #   AlterPartitionReassignments 0-1
+      002e 0000 0000 00         #   ListPartitionReassignments 0
+      0034 0000 0002 00         #   Vote 0-2
+      0035 0000 0001 00         #   BeginQuorumEpoch 0-1
+      0036 0000 0001 00         #   EndQuorumEpoch 0-1
+      0037 0000 0002 00         #   DescribeQuorum 0-2
       0038 0002 0003 00         #   AlterPartition 2-3
+      003b 0000 0001 00         #   FetchSnapshot 0-1
       003e 0000 0004 00         #   BrokerRegistration 0-4
       003f 0000 0001 00         #   BrokerHeartbeat 0-1
       0043 0000 0000 00         #   AllocateProducerIds 0

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from kafka.protocol.admin import (
     AlterConfigsRequest,
+    AlterPartitionReassignmentsRequest,
     AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -28,7 +29,9 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
     DescribeLogDirsRequest,
+    DescribeQuorumRequest,
     IncrementalAlterConfigsRequest,
+    ListPartitionReassignmentsRequest,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -128,6 +131,26 @@ def _alter_replica_log_dirs_request(body: Any, version: int) -> None:
 
 def _describe_log_dirs_request(body: Any, version: int) -> None:
     assert [(t.topic, tuple(t.partitions)) for t in body.topics] == [("orders", (1,))]
+
+
+def _alter_partition_reassignments_request(body: Any, version: int) -> None:
+    assert body.timeout.total_seconds() == 30
+    assert [
+        (t.name, [(p.partition_index, p.replicas) for p in t.partitions]) for t in body.topics
+    ] == [("orders", [(0, (2, 3)), (1, None)])]
+    if version >= 1:
+        assert body.allow_replication_factor_change is True
+
+
+def _list_partition_reassignments_request(body: Any, version: int) -> None:
+    assert body.timeout.total_seconds() == 30
+    assert [(t.name, tuple(t.partition_indexes)) for t in body.topics] == [("orders", (0, 1))]
+
+
+def _describe_quorum_request(body: Any, version: int) -> None:
+    (topic,) = body.topics
+    assert topic.topic_name == "__cluster_metadata"
+    assert [int(p.partition_index) for p in topic.partitions] == [0]
 
 
 def _topic_key(topic: Any, version: int, first_id_version: int, name: str = "name") -> Any:
@@ -434,9 +457,50 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _alter_replica_log_dirs_request,
     ),
+    "DescribeQuorum": (
+        lambda: DescribeQuorumRequest(
+            topics=[
+                DescribeQuorumRequest.TopicData(
+                    topic_name="__cluster_metadata",
+                    partitions=[DescribeQuorumRequest.TopicData.PartitionData(partition_index=0)],
+                )
+            ]
+        ),
+        _describe_quorum_request,
+    ),
     "DescribeLogDirs": (
         lambda: DescribeLogDirsRequest(topics=[("orders", [1])]),
         _describe_log_dirs_request,
+    ),
+    "AlterPartitionReassignments": (
+        lambda: AlterPartitionReassignmentsRequest(
+            timeout_ms=30_000,
+            topics=[
+                AlterPartitionReassignmentsRequest.ReassignableTopic(
+                    name="orders",
+                    partitions=[
+                        AlterPartitionReassignmentsRequest.ReassignableTopic.ReassignablePartition(
+                            partition_index=0, replicas=[2, 3]
+                        ),
+                        AlterPartitionReassignmentsRequest.ReassignableTopic.ReassignablePartition(
+                            partition_index=1, replicas=None
+                        ),
+                    ],
+                )
+            ],
+        ),
+        _alter_partition_reassignments_request,
+    ),
+    "ListPartitionReassignments": (
+        lambda: ListPartitionReassignmentsRequest(
+            timeout_ms=30_000,
+            topics=[
+                ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(
+                    name="orders", partition_indexes=[0, 1]
+                )
+            ],
+        ),
+        _list_partition_reassignments_request,
     ),
     "DescribeCluster": (
         lambda: DescribeClusterRequest(

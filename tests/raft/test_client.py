@@ -9,6 +9,7 @@ import pytest
 
 from rackwise.raft import NotLeaderException, QuorumConfig, RaftClient, RaftLog, Role
 from rackwise.raft.messages import (
+    FENCED_LEADER_EPOCH,
     NO_LEADER,
     NO_VOTE,
     NONE,
@@ -59,7 +60,7 @@ def make_leader(batches: list[Batch]) -> RaftClient:
     c.start(0)
     c.tick(c.election_deadline_ms)
     end = c.log.end_offset_and_epoch()
-    c.handle_message(3000, 2, VoteResponse(NONE, NO_LEADER, 1, True, True, 2))
+    c.handle_message(3000, 2, VoteResponse(NONE, NO_LEADER, 1, True, True, 1))
     assert c.role is Role.CANDIDATE
     c.handle_message(3001, 2, VoteResponse(NONE, NO_LEADER, 2, True, False, 2))
     assert c.role is Role.LEADER
@@ -104,18 +105,45 @@ def test_a_candidate_with_a_less_up_to_date_log_is_refused_but_its_epoch_is_take
 def test_a_pre_vote_changes_nothing_and_is_refused_while_the_leader_is_heard() -> None:
     c = client(2, [1, 2, 3])
     c.start(0)
-    outputs = c.handle_message(10, 3, VoteRequest(1, 3, 0, 0, is_pre_vote=True))
+    outputs = c.handle_message(10, 3, VoteRequest(0, 3, 0, 0, is_pre_vote=True))
     assert not any(isinstance(o, PersistElectionState) for o in outputs)
     assert sent(outputs, VoteResponse)[0].message.vote_granted
     assert c.election == ElectionState(0)
     c.handle_message(20, 1, BeginQuorumEpochRequest(1, 1))
     assert c.role is Role.FOLLOWER
-    outputs = c.handle_message(30, 3, VoteRequest(2, 3, 0, 0, is_pre_vote=True))
+    outputs = c.handle_message(30, 3, VoteRequest(1, 3, 0, 0, is_pre_vote=True))
     assert not sent(outputs, VoteResponse)[0].message.vote_granted
     later = 30 + CONFIG.fetch_timeout_ms
     c.tick(later - 1)  # still following; fetches went unanswered
-    outputs = c.handle_message(later, 3, VoteRequest(2, 3, 0, 0, is_pre_vote=True))
+    outputs = c.handle_message(later, 3, VoteRequest(1, 3, 0, 0, is_pre_vote=True))
     assert sent(outputs, VoteResponse)[0].message.vote_granted
+    assert c.election == ElectionState(1, NO_VOTE, 1)
+
+
+def test_a_pre_vote_from_an_older_epoch_is_fenced() -> None:
+    c = client(2, [1, 2, 3], ElectionState(4, NO_VOTE, NO_LEADER))
+    c.start(0)
+    outputs = c.handle_message(10, 3, VoteRequest(3, 3, 3, 50, is_pre_vote=True))
+    answer = sent(outputs, VoteResponse)[0].message
+    assert (answer.error_code, answer.vote_granted, answer.leader_epoch) == (
+        FENCED_LEADER_EPOCH,
+        False,
+        4,
+    )
+
+
+def test_a_pre_vote_from_a_later_epoch_unseats_the_leader_left_behind() -> None:
+    # Kafka's rule: the prospective's epoch was persisted by a voter (a vote in an election
+    # that failed), so a leader of an older epoch could never again be followed by it.
+    c = make_leader(old_batches(1, 1))
+    assert c.epoch == 2
+    outputs = c.handle_message(3500, 3, VoteRequest(3, 3, 2, 2, is_pre_vote=True))
+    assert c.role is Role.UNATTACHED
+    assert c.election == ElectionState(3, NO_VOTE, NO_LEADER)
+    assert PersistElectionState(ElectionState(3, NO_VOTE, NO_LEADER)) in outputs
+    answer = sent(outputs, VoteResponse)[0].message
+    assert (answer.leader_epoch, answer.candidate_epoch, answer.is_pre_vote) == (3, 3, True)
+    assert answer.vote_granted  # the prospective's log holds the leader's
 
 
 def test_a_write_offered_to_a_follower_names_the_leader() -> None:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rackwise.raft import RaftClient, Role
-from rackwise.raft.messages import NO_LEADER, NONE, VoteRequest
+from rackwise.raft.messages import NO_LEADER, NONE, ElectionState, VoteRequest
 from tests.raft.simulation import Faults, Simulation, Violation, run_seed
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -131,3 +131,41 @@ def test_a_voter_cut_off_and_back_does_not_disturb_the_leader() -> None:
     assert sim.run_until(sim.now_ms + 5_000, lambda: len(sim.nodes[outsider].applied) > mark)
     assert sim.leader() is leader
     assert leader.client.epoch == epoch
+
+
+# --- voters left in a later epoch ---------------------------------------------------------
+
+
+def test_seed_352_voters_left_in_a_later_epoch_catch_up_after_healing() -> None:
+    # Five voters: voters 1 and 3 persisted epoch 2 (a vote in an election that failed) while
+    # voter 4 went on leading epoch 1 with 2 and 5. Their pre-votes in epoch 2 were refused
+    # and the leader never learnt of epoch 2: they never fetched again.
+    sim = run_seed(352, 5)
+    assert all(len(n.applied) >= len(sim.committed) - 3 for n in sim.nodes.values())
+    leader = sim.leader()
+    assert leader is not None and leader.client is not None
+    assert leader.client.epoch > 2
+
+
+def test_a_leader_learns_of_a_later_epoch_from_a_pre_vote_and_the_quorum_moves_on() -> None:
+    quiet = Faults(drop=0, duplicate=0, max_delay_ms=5, crash_every_ms=0, partition_every_ms=0)
+    sim = Simulation(11, 5, faults=quiet)
+    assert sim.run_until(10_000, lambda: sim.leader() is not None and len(sim.committed) > 5)
+    leader = sim.leader()
+    assert leader is not None and leader.client is not None
+    epoch = leader.client.epoch
+    behind = [v for v in sim.voters if v != leader.node_id][:2]
+    for v in behind:  # each voted for itself in epoch + 1, in an election that went nowhere
+        node = sim.nodes[v]
+        sim._crash(node)
+        node.disk.election = ElectionState(epoch + 1, v, NO_LEADER)
+        sim._restart(v)
+    mark = len(sim.committed)
+
+    def caught_up() -> bool:
+        return all(len(sim.nodes[v].applied) > mark + 1 for v in behind)
+
+    assert sim.run_until(sim.now_ms + 10_000, caught_up)
+    now = sim.leader()
+    assert now is not None and now.client is not None
+    assert now.client.epoch > epoch + 1

@@ -89,7 +89,7 @@ def _groups(lines: TextIO) -> Iterator[tuple[int, GroupSpec]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line.rstrip("\r\n"))  # a column past the end, not line 2 column 1
         except json.JSONDecodeError as e:
             raise CommandError(f"line {number}: not JSON: {e.msg} at column {e.colno}") from None
         try:

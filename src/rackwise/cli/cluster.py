@@ -38,6 +38,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     start.add_argument("--brokers", type=int, metavar="N", help="number of brokers (ids 1..N)")
     start.add_argument(
+        "--controllers",
+        type=int,
+        metavar="N",
+        help="controllers in the quorum: 1 (default), 3 or 5 (ids 3000 up), one per data "
+        "centre of --racks",
+    )
+    start.add_argument(
         "--racks", metavar="/dc1/r1,/dc1/r2,...", help="one rack per broker, in broker id order"
     )
     start.add_argument(
@@ -71,8 +78,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     stop = actions.add_parser(
         "down",
         help="stop the cluster's processes",
-        description="Stop every process of the cluster: SIGTERM, then SIGKILL after a grace "
-        "period. Data and configuration stay in the directory.",
+        description="Stop every process of the cluster, the brokers first and then the "
+        "controller: SIGTERM, then SIGKILL after a grace period. Data and configuration stay "
+        "in the directory.",
     )
     stop.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR", help=f"default: ./{DEFAULT_DIR}")
     stop.add_argument(
@@ -100,6 +108,7 @@ def run_up(args: argparse.Namespace) -> int:
         progress=_progress,
         overrides=overrides,
         log_dirs=args.log_dirs,
+        num_controllers=args.controllers,
     )
     if args.json:
         print(json.dumps(cluster_document(states)))
@@ -112,7 +121,8 @@ def run_up(args: argparse.Namespace) -> int:
 
 def run_down(args: argparse.Namespace) -> int:
     states = down(Path(args.dir), grace_s=args.grace)
-    for state in states:
+    # In the order they were stopped: the brokers, then the controller.
+    for state in sorted(states, key=lambda s: s.spec.role == "controller"):
         pid = "" if state.pid is None else f" (pid {state.pid})"
         print(f"{state.spec.name}{pid}: {state.action}")
     return 0

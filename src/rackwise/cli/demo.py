@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
         bad = spread_violations(tree, placed)
         partitions = sorted({v.partition for v in bad})
         print(
-            f"{name:>11}: {len(partitions)} of {args.partitions} partitions not spread as evenly "
-            "as the topology allows"
-            + (f" (e.g. partition {bad[0].partition} under {bad[0].node})" if bad else "")
+            f"{name:>11}: {len(partitions)} of {args.partitions} partitions spread less evenly "
+            "than the topology allows"
+            + (f" (partition {bad[0].partition}, under {bad[0].node})" if bad else "")
         )
     return 0

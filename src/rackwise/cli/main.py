@@ -4,11 +4,12 @@ command never pays for a heavy one's imports."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from rackwise import __version__
 from rackwise.cli.errors import CommandError
@@ -16,7 +17,10 @@ from rackwise.cli.errors import CommandError
 SUBCOMMANDS = {
     "place": ("rackwise.cli.place", "place replicas of a topic and print reassignment JSON"),
     "assign": ("rackwise.cli.assign", "assign a consumer group's partitions, as a what-if"),
-    "pipeline": ("rackwise.cli.pipeline", "audit and plan a fleet of clusters on Spark"),
+    "pipeline": (
+        "rackwise.cli.pipeline",
+        "audit and plan a cluster or a fleet (in process, on Spark)",
+    ),
     "demo": ("rackwise.cli.demo", "rack-aware vs multi-level placement on a stretch cluster"),
     "metadata": ("rackwise.cli.metadata", "dump the metadata log's records and image"),
     "controller": ("rackwise.cli.controller", "run a controller process"),
@@ -25,6 +29,10 @@ SUBCOMMANDS = {
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
     "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
+    "metadata-quorum": (
+        "rackwise.cli.metadata_quorum",
+        "describe the controller quorum (kafka-metadata-quorum)",
+    ),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",
@@ -37,11 +45,64 @@ SUBCOMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line and exit status 1."""
+    """An argument parser whose errors are one line and exit status 1, and point to the help of
+    the (sub)command they concern. An unknown flag is named even when a required one is
+    missing too (a mistyped required flag is both), with the nearest known flag."""
+
+    _arguments: Sequence[str] = ()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._arguments = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, PARSER_ATTRIBUTE):  # the innermost (sub)command parser wins
+            setattr(parsed, PARSER_ATTRIBUTE, self)
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required"):
+            unknown = self.unknown_flags(self._arguments)
+            if unknown:
+                message = f"{self.describe_unknown(unknown)}; {message}"
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(1)
+
+    def unknown_flags(self, arguments: Sequence[str]) -> list[str]:
+        """The arguments that look like flags this parser does not know (abbreviations of a
+        known flag count as known, as argparse reads them)."""
+        known = list(self._option_string_actions)
+        unknown = []
+        for argument in arguments:
+            if argument == "--":
+                break
+            if not argument.startswith("-") or argument == "-" or _is_number(argument):
+                continue
+            flag = argument.split("=", 1)[0]
+            if flag not in known and not any(k.startswith(flag) for k in known if k[:2] == "--"):
+                unknown.append(flag)
+        return unknown
+
+    def describe_unknown(self, flags: Sequence[str]) -> str:
+        """``unrecognized arguments: --partitons (did you mean --partitions?)``."""
+        known = [k for k in self._option_string_actions if k.startswith("--")]
+        named = []
+        for flag in flags:
+            close = difflib.get_close_matches(flag, known, n=1) if flag.startswith("-") else []
+            named.append(f"{flag} (did you mean {close[0]}?)" if close else flag)
+        return f"unrecognized arguments: {' '.join(named)}"
+
+
+PARSER_ATTRIBUTE: Final = "_rackwise_parser"
+"""The namespace attribute naming the parser of the command that was run."""
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def build_parser() -> tuple[Parser, dict[str, Parser]]:
@@ -61,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name in SUBCOMMANDS:
         module = importlib.import_module(SUBCOMMANDS[name][0])
         module.configure(subparsers[name])
-    args = parser.parse_args(args_list)
+    args, extras = parser.parse_known_args(args_list)
+    if extras:
+        owner: Parser = getattr(args, PARSER_ATTRIBUTE, parser)
+        owner.error(owner.describe_unknown(extras))
     if args.command is None:
         parser.print_help()
         return 1

@@ -21,6 +21,8 @@ from rackwise.cli.errors import CommandError
 from rackwise.image.tables import image_tables
 from rackwise.metalog import FileMetadataLog, LoadedImage, MetadataLog, load_image
 from rackwise.metalog.export import record_rows, write_parquet
+from rackwise.metalog.segment import parse_segment_name, segment_name
+from rackwise.metalog.snapshots import SNAPSHOT_SUFFIX, parse_snapshot_name
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run_dump(args: argparse.Namespace) -> int:
     if args.format == "parquet" and args.out is None:
         raise CommandError("--format parquet writes a directory of tables: give it --out PATH")
+    check_log_directory(Path(args.dir))
     with FileMetadataLog(args.dir, read_only=True) as log:
         for event in log.recovery_events:
             print(f"warning: {event}", file=sys.stderr)
@@ -68,6 +71,30 @@ def run_dump(args: argparse.Namespace) -> int:
             with open(args.out, "w", encoding="utf-8") as out:
                 _write(out, args, log, loaded)
     return 0
+
+
+def check_log_directory(directory: Path) -> None:
+    """Refuse a directory that holds no metadata log (no segment, no snapshot), such as a
+    cluster's or a node's directory instead of its ``metadata/``, naming the logs below it."""
+    if not directory.is_dir() or _holds_log(directory):
+        return  # opening the log says that a missing directory does not exist
+    below = sorted(
+        str(d)
+        for d in [directory / "metadata", *directory.glob("*/metadata")]
+        if d.is_dir() and _holds_log(d)
+    )
+    hint = f"; the logs below it: {', '.join(below)}" if below else ""
+    raise CommandError(
+        f"--dir {directory}: no metadata log is there (no {segment_name(0)} segment or "
+        f"{SNAPSHOT_SUFFIX} snapshot){hint}"
+    )
+
+
+def _holds_log(directory: Path) -> bool:
+    return any(
+        parse_segment_name(p.name) is not None or parse_snapshot_name(p.name) is not None
+        for p in directory.iterdir()
+    )
 
 
 def _write(out: TextIO, args: argparse.Namespace, log: MetadataLog, loaded: LoadedImage) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from rackwise.cli._table import render
 from rackwise.cli.errors import CommandError
-from rackwise.common import JavaRandom
+from rackwise.common import InvalidFormatException, JavaRandom
 from rackwise.formats.brokers import parse_broker_list
 from rackwise.formats.reassignment import (
     PartitionReassignment,
@@ -20,6 +22,8 @@ from rackwise.formats.reassignment import (
 )
 from rackwise.placement import BrokerInfo, ClusterView, PlacementSpec, create_placer
 from rackwise.topology import RackTree, as_rack_path, node_loads
+
+T = TypeVar("T")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +50,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summary", action="store_true", help="print replicas and leaders per broker and rack"
     )
-    parser.add_argument("--json", action="store_true", help="with --summary: print JSON")
+    parser.add_argument("--json", action="store_true", help="with --summary: print it as JSON")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    entries = parse_broker_list(Path(args.brokers).read_text())
+    if args.json and not args.summary:
+        raise CommandError("--json prints the --summary table as JSON: give --summary too")
+    entries = _read(args.brokers, "--brokers", parse_broker_list)
     brokers = [BrokerInfo(b.id, b.rack, b.fenced) for b in entries]
     existing = _read_existing(args.existing, args.topic)
     topic = args.topic or (existing.partitions[0].topic if existing.partitions else "topic")
@@ -77,10 +83,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read(path: str, flag: str, parse: Callable[[str], T]) -> T:
+    """The file ``path`` parsed; a document that does not parse is an error naming the file."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return parse(text)
+    except InvalidFormatException as e:
+        raise CommandError(f"{flag} {path}: {e}") from None
+
+
 def _read_existing(path: str | None, topic: str | None) -> Reassignment:
     if path is None:
         return Reassignment()
-    existing = parse_reassignment(Path(path).read_text())
+    existing = _read(path, "--existing", parse_reassignment)
     topics = sorted({e.topic for e in existing.partitions})
     if topic is None and len(topics) > 1:
         raise CommandError(f"--existing holds several topics ({', '.join(topics)}): pass --topic")

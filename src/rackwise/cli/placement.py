@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 
+from rackwise.cli._servers import check_bootstrap_servers
 from rackwise.cli.errors import CommandError
-from rackwise.client.admin import DEFAULT_TIMEOUT_MS, Admin
+from rackwise.cli.topics import DEFAULT_TIMEOUT_MS
 from rackwise.formats.reassignment import (
     PartitionReassignment,
     Reassignment,
@@ -69,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
             f"--replication-factor must be at least 1, not {args.replication_factor}"
         )
     broker_ids = parse_broker_ids(args.broker_ids)
+    check_bootstrap_servers(args.bootstrap_server)
+    from rackwise.client.admin import Admin  # noqa: PLC0415 - loads the wire protocol
+
     with Admin(args.bootstrap_server, timeout_ms=args.timeout_ms) as admin:
         placed = admin.create_replica_placement(
             args.partitions,

@@ -15,16 +15,17 @@ import base64
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
+from rackwise.cli._servers import check_bootstrap_servers
 from rackwise.cli.errors import CommandError
-from rackwise.client.admin import (
-    BROKER_DEFAULT,
-    DEFAULT_TIMEOUT_MS,
-    Admin,
-    AdminError,
-    PartitionDescription,
-    TopicDescription,
-)
+
+if TYPE_CHECKING:  # the admin client loads the wire protocol: imported when a command runs
+    from rackwise.client.admin import Admin, PartitionDescription, TopicDescription
+
+DEFAULT_TIMEOUT_MS: Final = 30_000
+"""The admin client's own default (``rackwise.client.admin.DEFAULT_TIMEOUT_MS``), spelled out
+here so that ``--help`` need not load the client."""
 
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -239,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
     action = check_args(args)
     if action == "create":
         _check_create(args)
+    check_bootstrap_servers(args.bootstrap_server)  # where Kafka's admin client checks it
+    from rackwise.client.admin import Admin  # noqa: PLC0415 - see TYPE_CHECKING above
+
     with Admin(args.bootstrap_server, timeout_ms=args.timeout_ms) as admin:
         if action == "create":
             return _create(admin, args)
@@ -272,6 +276,8 @@ def _check_create(args: argparse.Namespace) -> None:
 
 
 def _create(admin: Admin, args: argparse.Namespace) -> int:
+    from rackwise.client.admin import BROKER_DEFAULT, AdminError  # noqa: PLC0415
+
     name = args.topic
     if "_" in name or "." in name:
         print(

@@ -22,8 +22,10 @@ Constraints
       than itself, or a RECOVERED partition asked to go back to RECOVERING (INVALID_REQUEST);
       a member not registered, shutting down, fenced or of another broker epoch
       (INELIGIBLE_REPLICA). A refused partition writes nothing.
-    * An accepted change that moves leadership (it cannot, without reassignments, unless the
-      leader itself may no longer lead) is written and answered NEW_LEADER_ELECTED.
+    * An accepted change that moves leadership (an ISR that completes a reassignment removing
+      the leader, or a leader that may no longer lead) is written and answered
+      NEW_LEADER_ELECTED. An ISR that holds every target replica of a reassignment completes
+      it (:mod:`rackwise.controller.reassignment`).
 
 Algorithm
     For each topic, then each partition: validate as above; build the change with the target
@@ -49,7 +51,8 @@ from typing import Any, Final
 
 from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
 from rackwise.controller.errors import NONE
-from rackwise.controller.partition_change import Election, build_partition_change
+from rackwise.controller.partition_change import Election
+from rackwise.controller.reassignment import build_change
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.records.constants import (
     LEADER_RECOVERED,
@@ -249,7 +252,7 @@ def alter_partition(
                     image, broker, replica_directory(partition, broker)
                 )
 
-            record = build_partition_change(
+            record = build_change(  # completes a reassignment the new ISR allows
                 partition,
                 topic.topic_id,
                 acceptable,

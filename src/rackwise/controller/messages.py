@@ -236,3 +236,58 @@ class CreateReplicaPlacementResponse:
 
     error: ApiError = SUCCESS
     placements: tuple[tuple[int, ...], ...] = ()
+
+
+# ---- partition reassignment (KIP-455) --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignablePartition:
+    """One partition of an AlterPartitionReassignments: its target replicas, or None to cancel
+    the reassignment in progress."""
+
+    partition_index: int
+    replicas: tuple[int, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignableTopic:
+    name: str
+    partitions: tuple[ReassignablePartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignablePartitionResult:
+    partition_index: int
+    error: ApiError = SUCCESS
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignableTopicResult:
+    name: str
+    partitions: tuple[ReassignablePartitionResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListPartitionReassignmentsTopic:
+    """A topic a ListPartitionReassignments names, with the partitions it asks about."""
+
+    name: str
+    partition_indexes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OngoingPartitionReassignment:
+    """A partition being reassigned: its replicas (the target first, then those being
+    removed), and the replicas being added and removed."""
+
+    partition_index: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OngoingTopicReassignment:
+    name: str
+    partitions: tuple[OngoingPartitionReassignment, ...]

@@ -82,9 +82,14 @@ from rackwise.controller.messages import (
     CreateReplicaPlacementResponse,
     DeletableTopicResult,
     DescribeConfigsResult,
+    ListPartitionReassignmentsTopic,
+    OngoingTopicReassignment,
+    ReassignableTopic,
+    ReassignableTopicResult,
 )
 from rackwise.controller.placing import create_replica_placement
 from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
+from rackwise.controller.reassignment import list_partition_reassignments
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, ReplayBatch
 from rackwise.image import ConfigResource, MetadataImage
@@ -507,6 +512,30 @@ class Controller:
         results = self.replication.delete_topics(self.state, names, topic_ids, records)
         self._user_write(records)
         return results
+
+    def alter_partition_reassignments(
+        self,
+        topics: Sequence[ReassignableTopic],
+        *,
+        allow_replication_factor_change: bool = True,
+    ) -> list[ReassignableTopicResult]:
+        """AlterPartitionReassignments (KIP-455): start or cancel moving partitions' replicas
+        (:mod:`rackwise.controller.reassignment`); one commit for the accepted ones."""
+        records: list[Any] = []
+        results = self.replication.alter_partition_reassignments(
+            self.state,
+            topics,
+            records,
+            allow_replication_factor_change=allow_replication_factor_change,
+        )
+        self._user_write(records)
+        return results
+
+    def list_partition_reassignments(
+        self, topics: Sequence[ListPartitionReassignmentsTopic] | None
+    ) -> list[OngoingTopicReassignment]:
+        """ListPartitionReassignments: the reassignments in progress (all: ``topics`` None)."""
+        return list_partition_reassignments(self.image, topics)
 
     def create_replica_placement(
         self, request: CreateReplicaPlacementRequest

@@ -4,6 +4,10 @@ Every method reads the current image (through a :class:`ControllerState`) and ap
 records that would make the change to the list it is given; nothing changes until those records
 are replayed. Batch commands answer one result per topic, with Kafka's error codes and messages.
 
+Every PartitionChangeRecord is built by :func:`~rackwise.controller.reassignment.build_change`,
+which completes a partition reassignment whenever the change leaves its ISR holding every target
+replica, as Kafka's ``PartitionChangeBuilder`` does.
+
 The leadership side: when a broker is fenced, shuts down, re-registers after an unclean
 shutdown or unregisters, each partition whose ISR (or ELR) holds it gets a PartitionChangeRecord
 from :func:`~rackwise.controller.partition_change.build_partition_change` that takes it out and
@@ -62,9 +66,12 @@ from rackwise.controller.messages import (
     CreatePartitionsTopic,
     CreatePartitionsTopicResult,
     DeletableTopicResult,
+    ReassignableTopic,
+    ReassignableTopicResult,
 )
-from rackwise.controller.partition_change import Election, build_partition_change
+from rackwise.controller.partition_change import Election
 from rackwise.controller.placing import place
+from rackwise.controller.reassignment import alter_partition_reassignments, build_change
 from rackwise.controller.state import ControllerState, TopicIdPartition
 from rackwise.controller.topics import (
     DUPLICATE_NAME,
@@ -408,6 +415,24 @@ class ReplicationControl:
             elr_enabled=self.config.elr_enabled,
         )
 
+    def alter_partition_reassignments(
+        self,
+        state: ControllerState,
+        topics: Sequence[ReassignableTopic],
+        records: list[Any],
+        *,
+        allow_replication_factor_change: bool = True,
+    ) -> list[ReassignableTopicResult]:
+        """AlterPartitionReassignments (:mod:`rackwise.controller.reassignment`)."""
+        return alter_partition_reassignments(
+            state.image,
+            topics,
+            records,
+            topic_settings=self._topic_settings,
+            elr_enabled=self.config.elr_enabled,
+            allow_replication_factor_change=allow_replication_factor_change,
+        )
+
     def update_leaders_and_isrs(
         self,
         image: MetadataImage,
@@ -436,7 +461,7 @@ class ReplicationControl:
                     return False
                 return has_online_dir(image, broker, replica_directory(partition, broker))
 
-            record = build_partition_change(
+            record = build_change(
                 partition,
                 topic_id,
                 acceptable,
@@ -555,7 +580,7 @@ class ReplicationControl:
                     image, broker, replica_directory(partition, broker)
                 )
 
-            record = build_partition_change(
+            record = build_change(
                 partition,
                 topic_id,
                 acceptable,

@@ -71,6 +71,7 @@ from rackwise.node.config import (
     load_node_config,
     load_properties,
 )
+from rackwise.node.controller_channel import ControllerChannel
 from rackwise.node.data_apis import DataApis
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.data_plane import DataPlane
@@ -237,6 +238,12 @@ class Broker:
         # neither); clients are told it, or else one derived from the controller addresses.
         self.cluster_id = config.cluster_id or stored_cluster_id(config.log_dirs)
         self.client_cluster_id = self.cluster_id or derived_cluster_id(config.controller_addresses)
+        self.controller_channel = ControllerChannel(
+            config.controller_addresses,
+            voters={v.node_id: (v.host, v.port) for v in config.voters},
+            client_id=f"rackwise-broker-{self.node_id}",
+            connect_timeout_s=CONNECT_TIMEOUT_S,
+        )
         self.log_dirs: list[LogDirectory] = []
         self.follower = MetadataFollower()
         self.broker_epoch = NO_EPOCH
@@ -403,20 +410,8 @@ class Broker:
             self.stopped.set()
 
     async def _connect(self) -> KafkaConnection:
-        """A connection to the controller: the configured addresses, tried in turn."""
-        failure: Exception | None = None
-        for host, port in self.config.controller_addresses:
-            try:
-                return await KafkaConnection.connect(
-                    host,
-                    port,
-                    timeout_s=CONNECT_TIMEOUT_S,
-                    client_id=f"rackwise-broker-{self.node_id}",
-                )
-            except NetworkException as e:
-                failure = e
-        assert failure is not None
-        raise failure
+        """A connection to the active controller (:mod:`rackwise.node.controller_channel`)."""
+        return await self.controller_channel.connect()
 
     async def _connect_broker(self, broker_id: int) -> KafkaConnection:
         """A connection to another broker on the inter-broker listener (a follower's fetches)."""

@@ -36,8 +36,9 @@ Worked example
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -101,6 +102,65 @@ class BrokerInfo:
     listener_name: str = "PLAINTEXT"
     static_config: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     applied_offset: int = -1
+
+
+class AclOperation(IntEnum):
+    """Kafka's ``AclOperation`` codes (those the authorized-operations bit sets use)."""
+
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+
+
+def operations_field(operations: Iterable[AclOperation]) -> int:
+    """One bit per operation code (Kafka's ``Utils.to32BitField``)."""
+    return sum(1 << op for op in set(operations))
+
+
+# Authorized operations (KIP-430) as a broker without an authorizer answers them: every
+# operation the resource supports (Kafka's ``AuthHelper.authorizedOperations`` with no
+# authorizer, over ``AclEntry.supportedOperations``).
+TOPIC_OPERATIONS: Final = operations_field(
+    (
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.CREATE,
+        AclOperation.DESCRIBE,
+        AclOperation.DELETE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    )
+)
+"""3576, a topic's: READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS,
+ALTER_CONFIGS."""
+CLUSTER_OPERATIONS: Final = operations_field(
+    (
+        AclOperation.CREATE,
+        AclOperation.CLUSTER_ACTION,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+        AclOperation.IDEMPOTENT_WRITE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+    )
+)
+"""8096, the cluster's: CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+IDEMPOTENT_WRITE, ALTER, DESCRIBE."""
+OPERATIONS_NOT_ASKED: Final = -(2**31)
+"""The schemas' default (``Int.MinValue``): authorized operations not asked for."""
+
+
+def _authorized(body: Any, flag: str, operations: int) -> int:
+    """``operations`` if the request asks for them with ``flag``, else not-asked."""
+    return operations if getattr(body, flag, False) else OPERATIONS_NOT_ASKED
 
 
 def _version(body: Any) -> int:
@@ -307,12 +367,14 @@ def metadata(
     if wanted is None:
         wanted = list(sorted(image.topics_by_name))
     seen: set[str] = set()
+    topic_operations = _authorized(body, "include_topic_authorized_operations", TOPIC_OPERATIONS)
     for item in wanted:
         if not isinstance(item, str):
             topics.append(item)
         elif item not in seen:
             seen.add(item)
             entry = topic_metadata(image, item, listener, version)
+            entry["topic_authorized_operations"] = topic_operations
             if (
                 entry["error_code"] == UNKNOWN_TOPIC_OR_PARTITION
                 and auto_create is not None
@@ -331,6 +393,9 @@ def metadata(
             "cluster_id": info.cluster_id,
             "controller_id": controller_id(image, info),
             "topics": topics,
+            "cluster_authorized_operations": _authorized(
+                body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
+            ),
             "error_code": NONE,
         },
     )
@@ -401,6 +466,9 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
             "endpoint_type": BROKER_ENDPOINT_TYPE,
             "cluster_id": info.cluster_id or "",
             "controller_id": controller,
+            "cluster_authorized_operations": _authorized(
+                body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
+            ),
             "brokers": brokers,
         },
     )

@@ -16,7 +16,9 @@ Constraints
 
     * Node ids share one space: brokers are 1..N, in the order of ``--racks``; the controller is
       :data:`CONTROLLER_ID` (3000), clear of any broker id a local cluster will use (Kafka's
-      system tests also number their controllers from 3000 up).
+      system tests also number their controllers from 3000 up). ``--controllers 3`` (or 5)
+      starts a quorum, 3000, 3001, ..., one in each data centre of ``--racks`` (the first
+      level of the rack paths); every node's ``.properties`` names them all.
     * Ports are free ports of 127.0.0.1 chosen by the first ``up`` and kept in the
       ``.properties`` files and ``cluster.json``; a node's ``.properties`` file, once written, is
       never rewritten, so a hand edit survives restarts.
@@ -71,13 +73,16 @@ from rackwise.node.config import (
     load_properties,
     overrides_for_role,
 )
-from rackwise.placement import REPLICA_PLACER_CONFIG
+from rackwise.placement import REPLICA_PLACER_CONFIG, create_placer
+from rackwise.topology import as_rack_path, rack_path_problem
 
 Role = Literal["controller", "broker"]
 
 HOST: Final = "127.0.0.1"
 CONTROLLER_ID: Final = 3000
 """The controller's node.id; brokers are 1..N."""
+CONTROLLER_COUNTS: Final = (1, 3, 5)
+"""``--controllers``: a quorum of 1, 3 or 5 (``controller.quorum.voters``), ids 3000 up."""
 DEFAULT_DIR: Final = "rackwise-cluster"
 CLUSTER_FILE: Final = "cluster.json"
 PROPERTIES_FILE: Final = "server.properties"
@@ -155,10 +160,15 @@ def parse_racks(text: str | None) -> list[str] | None:
 
 
 def plan_cluster(
-    num_brokers: int, racks: Sequence[str] | None, ports: Sequence[int]
+    num_brokers: int,
+    racks: Sequence[str] | None,
+    ports: Sequence[int],
+    num_controllers: int = 1,
 ) -> tuple[NodeSpec, ...]:
-    """The controller and brokers 1..``num_brokers``; ``ports[0]`` is the controller's and
-    ``ports[i]`` broker i's; broker i gets ``racks[i-1]``."""
+    """The controllers (3000, 3001, ...) and brokers 1..``num_brokers``; the first
+    ``num_controllers`` ports are the controllers', then ``ports[c + i - 1]`` broker i's;
+    broker i gets ``racks[i-1]``, controller k the ``k``-th data centre of ``racks``
+    (:func:`controller_data_centres`)."""
     if num_brokers < 1:
         raise ClusterError(f"--brokers must be at least 1, not {num_brokers}")
     if num_brokers >= CONTROLLER_ID:
@@ -170,14 +180,41 @@ def plan_cluster(
             f"--racks names {len(racks)} racks but --brokers is {num_brokers}: "
             "give one rack per broker"
         )
-    if len(ports) != num_brokers + 1:
-        raise ClusterError(f"BUG: {len(ports)} ports for {num_brokers + 1} nodes")
-    controller = NodeSpec(CONTROLLER_ID, "controller", HOST, ports[0])
+    if num_controllers not in CONTROLLER_COUNTS:
+        raise ClusterError(f"--controllers must be 1, 3 or 5, not {num_controllers}")
+    if len(ports) != num_brokers + num_controllers:
+        raise ClusterError(f"BUG: {len(ports)} ports for {num_brokers + num_controllers} nodes")
+    centres = controller_data_centres(racks, num_controllers)
+    controllers = tuple(
+        NodeSpec(CONTROLLER_ID + k, "controller", HOST, ports[k], centres[k])
+        for k in range(num_controllers)
+    )
     brokers = tuple(
-        NodeSpec(i, "broker", HOST, ports[i], None if racks is None else racks[i - 1])
+        NodeSpec(
+            i,
+            "broker",
+            HOST,
+            ports[num_controllers + i - 1],
+            None if racks is None else racks[i - 1],
+        )
         for i in range(1, num_brokers + 1)
     )
-    return (controller, *brokers)
+    return (*controllers, *brokers)
+
+
+def controller_data_centres(racks: Sequence[str] | None, count: int) -> list[str | None]:
+    """Where each of ``count`` controllers goes: the data centres of ``racks`` (the first
+    level of each rack path, in order of first use), one controller each, around again if
+    there are fewer; None without racks, and for a single controller."""
+    if racks is None or count == 1:
+        return [None] * count
+    centres: list[str] = []
+    for rack in racks:
+        path = as_rack_path(rack) or rack
+        centre = "/" + path.strip("/").split("/")[0]
+        if centre not in centres:
+            centres.append(centre)
+    return [centres[k % len(centres)] for k in range(count)]
 
 
 def check_overrides(overrides: Mapping[str, str], placer: str | None) -> None:
@@ -195,6 +232,46 @@ def check_overrides(overrides: Mapping[str, str], placer: str | None) -> None:
             )
 
 
+def check_up_options(
+    num_brokers: int | None,
+    racks: Sequence[str] | None,
+    placer: str | None,
+    overrides: Mapping[str, str],
+    timeout_s: float,
+) -> None:
+    """Refuse a bad option of ``up`` before anything is written or started: a broker count out
+    of range, racks that do not match it or are not rack paths (``dc1//r1``; a plain name such
+    as ``r1`` reads as ``/r1``), a replica placer that is neither built in nor a plug-in that
+    loads (``--placer`` or ``--override broker.replica.placer=``), a timeout that is not
+    positive. The node configuration is checked later, still before any file is written."""
+    if num_brokers is not None and not 1 <= num_brokers < CONTROLLER_ID:
+        raise ClusterError(
+            f"--brokers must be from 1 to {CONTROLLER_ID - 1} (the controller is node "
+            f"{CONTROLLER_ID}), not {num_brokers}"
+        )
+    if num_brokers is not None and racks is not None and len(racks) != num_brokers:
+        raise ClusterError(
+            f"--racks names {len(racks)} racks but --brokers is {num_brokers}: "
+            "give one rack per broker"
+        )
+    for broker_id, rack in enumerate(racks or (), start=1):
+        problem = rack_path_problem(as_rack_path(rack) or "")
+        if problem:
+            raise ClusterError(
+                f"--racks: broker {broker_id}'s rack {rack!r} is not a path: {problem}"
+            )
+    named = [("--placer ", placer)] if placer is not None else []
+    if REPLICA_PLACER_CONFIG in overrides:
+        named.append((f"--override {REPLICA_PLACER_CONFIG}=", overrides[REPLICA_PLACER_CONFIG]))
+    for option, name in named:
+        try:
+            create_placer(name.strip())
+        except RackwiseError as e:
+            raise ClusterError(f"{option}{name}: {e}") from None
+    if not timeout_s > 0:
+        raise ClusterError(f"--timeout must be more than 0 seconds, not {timeout_s:g}")
+
+
 def new_cluster_id() -> str:
     """A cluster id as ``kafka-storage random-uuid`` prints one: a random UUID in URL-safe
     base64 without padding, never starting with ``-`` (it would read as a flag)."""
@@ -206,7 +283,7 @@ def new_cluster_id() -> str:
 
 def node_properties(
     node: NodeSpec,
-    controller: NodeSpec,
+    controller: NodeSpec | Sequence[NodeSpec],
     node_dir: Path,
     placer: str | None,
     cluster_id: str | None = None,
@@ -224,14 +301,15 @@ def node_properties(
     }
     if cluster_id is not None:
         props[CLUSTER_ID] = cluster_id
+    controllers = [controller] if isinstance(controller, NodeSpec) else list(controller)
     if node.role == "controller":
         props["listeners"] = f"CONTROLLER://{node.address}"
-        props["controller.quorum.voters"] = f"{node.id}@{node.address}"
+        props["controller.quorum.voters"] = ",".join(f"{c.id}@{c.address}" for c in controllers)
         if placer is not None:
             props[REPLICA_PLACER_CONFIG] = placer
     else:
         props["listeners"] = f"PLAINTEXT://{node.address}"
-        props["controller.quorum.bootstrap.servers"] = controller.address
+        props["controller.quorum.bootstrap.servers"] = ",".join(c.address for c in controllers)
         props["log.dirs"] = ",".join(str(d) for d in broker_log_dirs(node_dir, log_dirs))
         if node.rack is not None:
             props["broker.rack"] = node.rack
@@ -295,8 +373,8 @@ def parse_cluster_document(text: str, where: str) -> list[NodeState]:
             states.append(NodeState(spec, None if pid is None else int(pid)))
     except (ValueError, KeyError, TypeError) as e:
         raise ClusterError(f"{where} is not a cluster description: {e}") from None
-    if sum(s.spec.role == "controller" for s in states) != 1:
-        raise ClusterError(f"{where} must describe exactly one controller")
+    if sum(s.spec.role == "controller" for s in states) not in CONTROLLER_COUNTS:
+        raise ClusterError(f"{where} must describe exactly one controller, or a quorum of 3 or 5")
     return states
 
 
@@ -501,14 +579,25 @@ def wait_for_brokers(
 
 
 def _plan_or_reuse(
-    directory: Path, num_brokers: int | None, racks: Sequence[str] | None
+    directory: Path,
+    num_brokers: int | None,
+    racks: Sequence[str] | None,
+    num_controllers: int | None = None,
 ) -> list[NodeState]:
     recorded = load_states(directory)
     if recorded is None:
         if num_brokers is None:
             raise ClusterError(f"{directory} holds no cluster yet: give --brokers N")
-        specs = plan_cluster(num_brokers, racks, free_ports(num_brokers + 1))
+        count = num_controllers or 1
+        ports = free_ports(num_brokers + count)
+        specs = plan_cluster(num_brokers, racks, ports, num_controllers=count)
         return [NodeState(spec, NOT_RUNNING) for spec in specs]
+    held = sum(s.spec.role == "controller" for s in recorded)
+    if num_controllers is not None and num_controllers != held:
+        raise ClusterError(
+            f"{directory} holds a cluster of {held} controllers, not {num_controllers}: "
+            f"run `rackwise cluster down --dir {directory}` and remove it, or use another --dir"
+        )
     brokers = [s.spec for s in recorded if s.spec.role == "broker"]
     if num_brokers is not None and num_brokers != len(brokers):
         raise ClusterError(
@@ -532,7 +621,7 @@ def _write_configs(
 ) -> None:
     """Write the ``.properties`` file of each node that has none, once every node's settings
     passed the checks its process makes (and an existing file agrees with the options)."""
-    controller = next(s.spec for s in states if s.spec.role == "controller")
+    controller = [s.spec for s in states if s.spec.role == "controller"]
     cluster_id = _recorded_cluster_id(directory, states) or new_cluster_id()
     new: list[tuple[NodeSpec, dict[str, str]]] = []
     for state in states:
@@ -589,6 +678,7 @@ def up(
     progress: Progress = lambda ready, total: None,
     overrides: Mapping[str, str] | None = None,
     log_dirs: int = 1,
+    num_controllers: int | None = None,
 ) -> list[NodeState]:
     """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
     first time), wait until every broker is registered and unfenced, record the pids.
@@ -598,9 +688,10 @@ def up(
         raise ClusterError(f"--log-dirs {log_dirs}: a broker needs at least one log directory")
     overrides = dict(overrides or {})
     check_overrides(overrides, placer)
+    check_up_options(num_brokers, racks, placer, overrides, timeout_s)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
-    states = _plan_or_reuse(directory, num_brokers, racks)
+    states = _plan_or_reuse(directory, num_brokers, racks, num_controllers)
     _write_configs(directory, states, placer, overrides, log_dirs)
     deadline = time.monotonic() + timeout_s
 
@@ -611,8 +702,8 @@ def up(
 
     states = [ensure(s) if s.spec.role == "controller" else s for s in states]
     save_states(directory, states)
-    controller = next(s for s in states if s.spec.role == "controller")
-    _wait_listening(directory, controller, deadline)
+    for controller in (s for s in states if s.spec.role == "controller"):
+        _wait_listening(directory, controller, deadline)
     states = [ensure(s) if s.spec.role == "broker" else s for s in states]
     save_states(directory, states)
     wait_for_brokers(directory, states, deadline, progress)

@@ -62,6 +62,7 @@ from rackwise.node.data_config import (
     DataPathConfig,
 )
 from rackwise.placement import BUILT_IN, DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
+from rackwise.raft import config as raft_config
 
 NODE_ID: Final = "node.id"
 PROCESS_ROLES: Final = "process.roles"
@@ -72,6 +73,14 @@ CONTROLLER_LISTENER_NAMES: Final = "controller.listener.names"
 INTER_BROKER_LISTENER_NAME: Final = "inter.broker.listener.name"
 QUORUM_VOTERS: Final = "controller.quorum.voters"
 QUORUM_BOOTSTRAP_SERVERS: Final = "controller.quorum.bootstrap.servers"
+QUORUM_TIMING_KEYS: Final = (
+    raft_config.QUORUM_ELECTION_TIMEOUT_MS_CONFIG,
+    raft_config.QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG,
+    raft_config.QUORUM_FETCH_TIMEOUT_MS_CONFIG,
+    raft_config.QUORUM_REQUEST_TIMEOUT_MS_CONFIG,
+    raft_config.QUORUM_RETRY_BACKOFF_MS_CONFIG,
+)
+"""The Raft quorum's timings (KIP-595), read by :func:`rackwise.raft.config.quorum_config`."""
 METADATA_LOG_DIR: Final = "metadata.log.dir"
 METADATA_LOG_SEGMENT_BYTES: Final = "metadata.log.segment.bytes"
 MAX_BYTES_BETWEEN_SNAPSHOTS: Final = "metadata.log.max.record.bytes.between.snapshots"
@@ -100,6 +109,7 @@ COMMON_KEYS: Final = frozenset(
         CONTROLLER_LISTENER_NAMES,
         QUORUM_VOTERS,
         QUORUM_BOOTSTRAP_SERVERS,
+        *QUORUM_TIMING_KEYS,
         METADATA_LOG_DIR,
         LOG_DIRS,
         LOG_DIR,

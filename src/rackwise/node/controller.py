@@ -368,10 +368,14 @@ class ControllerNode:
                 _fail(command, e)
             self._die(e)
             return []
+        self._answer_group(outcomes)
+        return []
+
+    def _answer_group(self, outcomes: list[tuple[_Command, Any]]) -> None:
+        """Answer a committed group (a quorum answers once a majority holds it)."""
         for command, response in outcomes:
             if not command.future.done():
                 command.future.set_result(response)
-        return []
 
     def _note_arrival(self, request: Request) -> None:
         """On the listener's thread: a heartbeat arrived (its lease counts from now)."""
@@ -490,6 +494,22 @@ class ControllerNode:
                 lambda: apis.delete_topics_response(body, controller.delete_topics(names, ids)),
                 lambda error: apis.delete_topics_error(body, error),
             )
+        if key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+            topics, allow_rf_change = apis.alter_partition_reassignments_args(body)
+            return await self.submit(
+                lambda: apis.alter_partition_reassignments_response(
+                    body,
+                    controller.alter_partition_reassignments(
+                        topics, allow_replication_factor_change=allow_rf_change
+                    ),
+                ),
+                lambda error: apis.alter_partition_reassignments_error(body, error),
+            )
+        if key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+            listed = controller.list_partition_reassignments(
+                apis.list_partition_reassignments_args(body)
+            )
+            return apis.list_partition_reassignments_response(body, listed)
         if key == ApiKey.CREATE_REPLICA_PLACEMENT:
             reply = controller.create_replica_placement(apis.replica_placement_args(body))
             return apis.replica_placement_response(body, reply)
@@ -660,7 +680,7 @@ class ControllerNode:
             "throttle_time_ms": 0,
             "error_code": 0,
             "error_message": None,
-            "high_watermark": log.end_offset,
+            "high_watermark": self._committed_end_offset(),
             "log_start_offset": log.start_offset,
             "snapshot_end_offset": -1,
             "snapshot_epoch": -1,
@@ -694,7 +714,7 @@ class ControllerNode:
                 error_message=f"offset {offset} is past the log's end {log.end_offset}",
             )
         wait_ms = min(max(int(body.max_wait_ms), 0), MAX_FETCH_WAIT_MS)
-        if offset == log.end_offset and wait_ms > 0:
+        if offset >= self._committed_end_offset() and wait_ms > 0:
             committed = self._committed
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(committed.wait(), wait_ms / 1000)
@@ -706,12 +726,19 @@ class ControllerNode:
         try:
             data = (
                 log.read_raw(offset, max(int(body.max_bytes), 1))
-                if offset < log.end_offset
+                if offset < self._committed_end_offset()
                 else b""
             )
         except OffsetOutOfRangeException:
             return await self._fetch_log(body)
         return self._fetch_log_response(records=data)
+
+    def _committed_end_offset(self) -> int:
+        """The end of what brokers may read: every durable record (a quorum: the high
+        watermark)."""
+        log = self.log
+        assert log is not None
+        return log.end_offset
 
     def _fetch_snapshot(self, body: Any) -> Any:
         log = self.log
@@ -763,6 +790,13 @@ def _write_snapshot(log: FileMetadataLog, job: SnapshotJob) -> tuple[SnapshotId,
 # ---- the process -----------------------------------------------------------------------------
 
 
+def _quorum_node(config: NodeConfig) -> ControllerNode:
+    # Imported here: the quorum's node is built on this module's.
+    from rackwise.node.quorum_controller import QuorumControllerNode  # noqa: PLC0415
+
+    return QuorumControllerNode(config)
+
+
 def run_controller(config_path: str, overrides: Mapping[str, str] | None = None) -> int:
     """``rackwise controller start --config FILE [--override KEY=VALUE]``: serve until SIGTERM
     or SIGINT."""
@@ -775,7 +809,7 @@ def run_controller(config_path: str, overrides: Mapping[str, str] | None = None)
     configure_logging("controller", config.node_id)
 
     async def main(stop: asyncio.Event) -> int:
-        node = ControllerNode(config)
+        node = ControllerNode(config) if len(config.voters) <= 1 else _quorum_node(config)
         node.open()
         try:
             await node.start()

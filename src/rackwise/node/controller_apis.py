@@ -51,6 +51,14 @@ from rackwise.controller.alter_partition import (
     AlterPartitionTopicResult,
     IsrMember,
 )
+from rackwise.controller.messages import (
+    ListPartitionReassignmentsTopic,
+    OngoingTopicReassignment,
+    ReassignablePartition,
+    ReassignablePartitionResult,
+    ReassignableTopic,
+    ReassignableTopicResult,
+)
 from rackwise.image import ConfigResource
 from rackwise.protocol import ApiKey, error_name, make, response_class
 from rackwise.records import ZERO_UUID
@@ -511,3 +519,109 @@ def assign_replicas_to_dirs_response(
             ],
         },
     )
+
+
+# ---- partition reassignment -------------------------------------------------------------------
+
+
+def alter_partition_reassignments_args(body: Any) -> tuple[list[ReassignableTopic], bool]:
+    """The topics and KIP-860's ``allow_replication_factor_change`` (true before v1)."""
+    topics = [
+        ReassignableTopic(
+            name=str(t.name),
+            partitions=tuple(
+                ReassignablePartition(
+                    int(p.partition_index),
+                    None if p.replicas is None else tuple(int(b) for b in p.replicas),
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in body.topics
+    ]
+    return topics, bool(getattr(body, "allow_replication_factor_change", True))
+
+
+def alter_partition_reassignments_response(
+    body: Any, results: Iterable[ReassignableTopicResult], error: ApiError | None = None
+) -> Any:
+    """Per partition results; ``error`` (a request-wide failure) goes to the top-level error
+    and every partition, as Kafka's ``getErrorResponse`` does."""
+    top = error or ApiError()
+    return _response(
+        body,
+        {
+            "allow_replication_factor_change": bool(
+                getattr(body, "allow_replication_factor_change", True)
+            ),
+            "error_code": top.error_code,
+            "error_message": top.message,
+            "responses": [
+                {
+                    "name": r.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": p.error.error_code,
+                            "error_message": p.error.message,
+                        }
+                        for p in r.partitions
+                    ],
+                }
+                for r in results
+            ],
+        },
+    )
+
+
+def alter_partition_reassignments_error(body: Any, error: ApiError) -> Any:
+    results = [
+        ReassignableTopicResult(
+            str(t.name),
+            tuple(ReassignablePartitionResult(int(p.partition_index), error) for p in t.partitions),
+        )
+        for t in body.topics
+    ]
+    return alter_partition_reassignments_response(body, results, error)
+
+
+def list_partition_reassignments_args(body: Any) -> list[ListPartitionReassignmentsTopic] | None:
+    """The topics asked about; None lists every reassignment in progress."""
+    if body.topics is None:
+        return None
+    return [
+        ListPartitionReassignmentsTopic(str(t.name), tuple(int(p) for p in t.partition_indexes))
+        for t in body.topics
+    ]
+
+
+def list_partition_reassignments_response(
+    body: Any, topics: Iterable[OngoingTopicReassignment], error: ApiError | None = None
+) -> Any:
+    top = error or ApiError()
+    return _response(
+        body,
+        {
+            "error_code": top.error_code,
+            "error_message": top.message,
+            "topics": [
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "replicas": list(p.replicas),
+                            "adding_replicas": list(p.adding_replicas),
+                            "removing_replicas": list(p.removing_replicas),
+                        }
+                        for p in t.partitions
+                    ],
+                }
+                for t in topics
+            ],
+        },
+    )
+
+
+def list_partition_reassignments_error(body: Any, error: ApiError) -> Any:
+    return list_partition_reassignments_response(body, [], error)

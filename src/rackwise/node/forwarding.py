@@ -2,8 +2,9 @@
 without the envelope: the same request goes on at a version both ends speak).
 
 Goals
-    A client may send CreateTopics, CreatePartitions, DeleteTopics or CreateReplicaPlacement to
-    any broker (and IncrementalAlterConfigs or AlterConfigs, which the broker checks first:
+    A client may send CreateTopics, CreatePartitions, DeleteTopics, CreateReplicaPlacement,
+    AlterPartitionReassignments or ListPartitionReassignments to any broker (and
+    IncrementalAlterConfigs or AlterConfigs, which the broker checks first:
     :mod:`rackwise.node.alter_configs`); the broker passes it to the controller and answers
     with the controller's answer, in the client's version. Once a write succeeded, the broker
     waits (a short while at most) until its own image shows it, so that the client's next
@@ -29,7 +30,8 @@ Algorithm
     higher than the client's. The answer is converted back to the client's version. The wait
     predicate of a write is built from the request and the answer: every topic created is in
     the image with its partitions, every topic deleted is gone, every topic grown has its new
-    count. Retries back off from :data:`RETRY_BACKOFF_S`, doubling to :data:`MAX_RETRY_BACKOFF_S`,
+    count, every partition reassigned is headed for its target (a cancelled one reassigning no
+    more). Retries back off from :data:`RETRY_BACKOFF_S`, doubling to :data:`MAX_RETRY_BACKOFF_S`,
     and never sleep past the deadline.
 
 Worked example
@@ -52,6 +54,7 @@ from typing import Any, Final
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
 from rackwise.node.alter_configs import alter_configs_error, configs_applied
+from rackwise.node.controller_channel import carries_not_controller
 from rackwise.protocol import (
     ApiKey,
     MessageEncodeError,
@@ -77,6 +80,9 @@ FORWARDED: Final = frozenset(
         ApiKey.CREATE_PARTITIONS,
         ApiKey.DELETE_TOPICS,
         ApiKey.CREATE_REPLICA_PLACEMENT,
+        ApiKey.DESCRIBE_QUORUM,
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+        ApiKey.LIST_PARTITION_REASSIGNMENTS,
     }
 )
 """The client APIs a broker forwards to the controller."""
@@ -191,8 +197,25 @@ def error_response(request: Any, error_code: int, message: str | None) -> Any:
         values = {"responses": [{**n, **item} for n in named]}
     elif api_key == ApiKey.CREATE_REPLICA_PLACEMENT:
         values = {"throttle_time_ms": 0, "replica_placement": [], **item}
+    elif api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+        values = {
+            **item,
+            "responses": [
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {"partition_index": p.partition_index, **item} for p in t.partitions
+                    ],
+                }
+                for t in request.topics
+            ],
+        }
+    elif api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+        values = {**item, "topics": []}
     elif api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
         return alter_configs_error(request, error_code, message)
+    elif api_key == ApiKey.DESCRIBE_QUORUM:
+        values = {"topics": [], "nodes": [], **item}
     else:
         raise ValueError(f"BUG: api key {api_key} is not forwarded")
     return make(response, with_required(response, values))
@@ -227,6 +250,8 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
             (topic := image.topic(name)) is not None and len(topic.partitions) >= count
             for name, count in grown.items()
         )
+    if api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+        return _reassigned_predicate(request, response)
     if api_key == ApiKey.DELETE_TOPICS:
         names = {r.name for r in response.responses if _ok(r) and r.name}
         ids = {r.topic_id for r in response.responses if _ok(r) and getattr(r, "topic_id", None)}
@@ -237,6 +262,41 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
             and not any(i in image.topics_by_id for i in ids)
         )
     return None
+
+
+def _reassigned_predicate(request: Any, response: Any) -> ImagePredicate | None:
+    """Each partition reassigned is headed for its target (replicas less those being removed:
+    true from the first record of the reassignment on), each one cancelled is reassigning no
+    more."""
+    accepted = {
+        (t.name, int(p.partition_index)) for t in response.responses for p in t.partitions if _ok(p)
+    }
+    targets = {
+        (t.name, int(p.partition_index)): (
+            None if p.replicas is None else tuple(int(b) for b in p.replicas)
+        )
+        for t in request.topics
+        for p in t.partitions
+        if (t.name, int(p.partition_index)) in accepted
+    }
+    if not targets:
+        return None
+
+    def shows(image: MetadataImage) -> bool:
+        for (name, index), replicas in targets.items():
+            topic = image.topic(name)
+            partition = None if topic is None else topic.partitions.get(index)
+            if partition is None:
+                return False
+            removing = set(partition.removing_replicas)
+            if replicas is None and (partition.adding_replicas or removing):
+                return False
+            heading = tuple(r for r in partition.replicas if r not in removing)
+            if replicas is not None and heading != replicas:
+                return False
+        return True
+
+    return shows
 
 
 def forward_version(
@@ -307,7 +367,10 @@ class Forwarder:
     async def forward(self, request: Any) -> Any:
         """The controller's answer to ``request``, in ``request``'s version, once this broker's
         image shows its writes (or :attr:`apply_wait_s` has passed); while the controller
-        cannot be reached, retried until :func:`retry_window_s` has passed."""
+        cannot be reached, or answers NOT_CONTROLLER (the quorum's leader changed), retried
+        until :func:`retry_window_s` has passed. A write the old leader appended and the new
+        one committed is refused on its retry as a duplicate (TOPIC_ALREADY_EXISTS for a
+        CreateTopics), never applied twice, as with Kafka."""
         cls = type(request)
         api_key = int(cls.__api_key__)
         version = int(cls.__version__)
@@ -318,7 +381,10 @@ class Forwarder:
         while True:
             try:
                 answer = await self._send(request, deadline)
-                break
+                if not carries_not_controller(answer) or loop.time() >= deadline:
+                    break
+                # The leader changed under the request: the channel finds the new one.
+                raise NetworkException("the controller answered NOT_CONTROLLER")
             except RequestTimedOutException as e:
                 return error_response(request, REQUEST_TIMED_OUT, str(e))
             except UnsupportedVersionException as e:

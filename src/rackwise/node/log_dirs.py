@@ -69,6 +69,12 @@ LOG: Final = logging.getLogger("rackwise.node.log_dirs")
 NONE: Final = 0
 UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 ANY_LOG_DIR: Final = "any"
+CRASH_AT_ENV: Final = "RACKWISE_CRASH_AT"
+"""Fault injection for the tests: the broker exits at once (as ``kill -9`` would stop it) at
+the named step of a move: ``move.caught-up`` (before the controller records the new
+directory), ``move.recorded`` (after), ``move.future-renamed`` (between the two renames),
+``move.current-renamed`` (before the old directory is deleted)."""
+CRASHED_EXIT_STATUS: Final = 137
 RETRY_S: Final = 1.0
 IDLE_STEP_S: Final = 0.05
 
@@ -286,6 +292,7 @@ class LogDirs:
             return False
         directory = self.logs.dir_ids.get(future.directory.parent)
         topic_id = partition.state.topic_id
+        crash_at("move.caught-up")
         if directory is not None:
             try:
                 answer = await self.assign([(topic_id, key[1], directory)])
@@ -296,6 +303,7 @@ class LogDirs:
             if code != NONE:
                 LOG.info("%s-%d: AssignReplicasToDirs answered %d", key[0], key[1], code)
                 return False
+        crash_at("move.recorded")
         await asyncio.to_thread(future.flush)  # the bulk fsynced off the loop, before the hold
         # From here to the end nothing yields: appends wait for the swap.
         current, future = self.logs.get(*key), self.logs.future(*key)
@@ -303,6 +311,8 @@ class LogDirs:
         if current is None or future is None or partition is None or self.is_cleaning(key):
             return False
         held = time.monotonic()
+        if os.environ.get(CRASH_AT_ENV):
+            current.crash_point = crash_at
         while not caught_up(current, future):
             copy_step(current, future, MAX_STEP_BYTES)
         moved, doomed = self.logs.replace_current_with_future(*key)
@@ -361,6 +371,14 @@ class LogDirs:
             with contextlib.suppress(BaseException):
                 await task
         self.moves.clear()
+
+
+def crash_at(point: str) -> None:
+    """Exit at once if the environment names ``point`` (:data:`CRASH_AT_ENV`)."""
+    if os.environ.get(CRASH_AT_ENV) == point:
+        LOG.error("exiting at %s, as %s asks", point, CRASH_AT_ENV)
+        logging.shutdown()
+        os._exit(CRASHED_EXIT_STATUS)
 
 
 class DirectoryAssigner:

@@ -83,6 +83,7 @@ COORDINATOR_LOAD_IN_PROGRESS: Final = 14
 INVALID_REQUEST: Final = 42
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
 STALE_BROKER_EPOCH: Final = 77
+NOT_CONTROLLER: Final = 41
 BROKER_ID_NOT_REGISTERED: Final = 102
 NO_PRODUCER_ID: Final = -1
 """Kafka's ``RecordBatch.NO_PRODUCER_ID``: a request without one; the id of a failed answer."""
@@ -244,6 +245,8 @@ class RpcProducerIdManager:
             LOG.warning("producer ids refused: broker epoch %d is stale, will retry", epoch)
         elif error == BROKER_ID_NOT_REGISTERED:
             LOG.warning("producer ids refused: broker %d is not registered yet", self.broker_id)
+        elif error == NOT_CONTROLLER:
+            LOG.info("producer ids: the active controller changed, will retry")
         elif error != NONE:
             LOG.error("producer ids refused with error %d, will retry", error)
         else:

@@ -16,12 +16,14 @@ import numpy as np
 import numpy.typing as npt
 
 from rackwise.common import (
+    InvalidReplicationFactorException,
     InvalidRequestException,
     JavaRandom,
     RandomSource,
     TopicPartition,
     UnknownBrokerException,
 )
+from rackwise.common.collector import paused_gc
 
 Assignment = npt.NDArray[np.int64]
 """A placement as an int64 array of shape (partitions, replication factor): row i holds the
@@ -165,5 +167,62 @@ class ArrayReplicaPlacer(ReplicaPlacer):
         cluster: ClusterView,
         broker_ids: Sequence[int] | None = None,
     ) -> list[list[int]]:
-        rows: list[list[int]] = self.place_array(spec, cluster, broker_ids).tolist()
+        return as_lists(self.place_array(spec, cluster, broker_ids))
+
+
+def as_lists(assignment: Assignment) -> list[list[int]]:
+    """``assignment`` as Python lists, built with the cyclic collector paused (every list lives
+    on; counting them again and again as they are made is most of the cost otherwise).
+
+    When the broker ids span fewer values than the assignment has slots, the lists share one
+    int object per id (an object-array lookup, no bigger than the ints it saves): a million
+    partitions on a thousand brokers allocate a million lists and a thousand ints.
+    """
+    with paused_gc():
+        if assignment.size == 0:
+            rows: list[list[int]] = assignment.tolist()
+            return rows
+        low, high = int(assignment.min()), int(assignment.max())
+        if low >= 0 and high < assignment.size:  # index the lookup by id, no shifted copy
+            rows = object_lookup(0, high)[assignment].tolist()
+        elif high - low < assignment.size:
+            rows = object_lookup(low, high)[assignment - low].tolist()
+        else:
+            rows = assignment.tolist()
         return rows
+
+
+def object_lookup(low: int, high: int) -> npt.NDArray[np.object_]:
+    """An object array whose element i is the Python int ``low + i``, for ``i`` up to ``high``."""
+    return np.array(list(range(low, high + 1)), dtype=object)
+
+
+def existing_rows(
+    spec: PlacementSpec, cluster: ClusterView, candidates: Sequence[int]
+) -> dict[int, tuple[int, ...]]:
+    """The replicas the partitions ``spec`` places hold today, by row (row i is partition
+    ``spec.first_partition + i``), from ``cluster``'s assignment of ``spec.topic``; partitions
+    without replicas are left out. Each list must fit the replication factor, name candidate
+    brokers only, and name each at most once."""
+    first = spec.first_partition
+    allowed = set(candidates)
+    rows: dict[int, tuple[int, ...]] = {}
+    for pid, replicas in cluster.topic_assignment(spec.topic).items():
+        if not replicas or not first <= pid < first + spec.num_partitions:
+            continue
+        if len(replicas) > spec.replication_factor:
+            raise InvalidReplicationFactorException(
+                f"Partition {pid} already has {len(replicas)} replicas, more than the "
+                f"replication factor {spec.replication_factor}"
+            )
+        for broker in replicas:
+            if broker not in allowed:
+                raise UnknownBrokerException(
+                    f"Partition {pid} has a replica on broker {broker}, which is not a "
+                    "candidate broker"
+                )
+        if len(set(replicas)) != len(replicas):
+            twice = next(b for b in replicas if replicas.count(b) > 1)
+            raise InvalidRequestException(f"Partition {pid} lists broker {twice} twice")
+        rows[pid - first] = replicas
+    return rows

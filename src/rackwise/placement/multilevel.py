@@ -37,34 +37,35 @@ Algorithm
     partitions or replicas replays the existing assignment through them first, so placement picks
     up where it left off.
 
+Existing replicas
+    A partition that already holds replicas keeps them, in order; they count as the partition's
+    replicas on every node above them, so the rules above place its new replicas around them.
+    Plain rack names (``rack1``, as KIP-36 names racks) are one-level paths (``/rack1``).
+
 Example (3 data centres x 2 racks x 2 brokers, RF 3): every partition gets one replica in each
 data centre, the leaders rotate over the data centres, and inside each data centre the racks
 and brokers alternate, so 12 partitions give every broker exactly one leader and three replicas.
+With brokers 1 ``/dc1/r1``, 2 ``/dc1/r2``, 3 ``/dc2/r1``, 4 ``/dc2/r2`` and RF 3, a partition
+holding ``[1, 2]`` (both in ``/dc1``) gets its third replica in ``/dc2``: ``[1, 2, 4]`` under
+``JavaRandom(7)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 import numpy as np
 
 from rackwise.common import (
     InvalidReplicationFactorException,
     InvalidRequestException,
-    RandomSource,
     UnknownBrokerException,
-    draw_ints,
 )
-from rackwise.placement._jit import inline_kernel, kernel
+from rackwise.common.collector import paused_gc
+from rackwise.placement._multilevel_kernel import UNSET, Rings, place_kernel, tree_arrays
 from rackwise.placement.admin import validate_admin
 from rackwise.placement.model import ArrayReplicaPlacer, Assignment, ClusterView, PlacementSpec
-from rackwise.topology import RackTree
-from rackwise.topology.tree import IntArray
-
-LEADER: Final = 0
-FOLLOWER: Final = 1
-_UNSET: Final = -1  # an empty replica slot in the work matrix
+from rackwise.topology import RackTree, as_rack_path
 
 
 class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
@@ -78,6 +79,30 @@ class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
         cluster: ClusterView,
         broker_ids: Sequence[int] | None = None,
     ) -> Assignment:
+        tree, work = self._place_leaves(spec, cluster, broker_ids)
+        return tree.broker_of[work]
+
+    def place(
+        self,
+        spec: PlacementSpec,
+        cluster: ClusterView,
+        broker_ids: Sequence[int] | None = None,
+    ) -> list[list[int]]:
+        """As :meth:`place_array`, as lists: each tree leaf maps straight to its broker's int
+        object (no array of broker ids in between), with the cyclic collector paused."""
+        tree, work = self._place_leaves(spec, cluster, broker_ids)
+        with paused_gc():
+            brokers = np.array([None, *tree.broker_of.tolist()], dtype=object)[1:]
+            rows: list[list[int]] = brokers[work].tolist()
+        return rows
+
+    def _place_leaves(
+        self,
+        spec: PlacementSpec,
+        cluster: ClusterView,
+        broker_ids: Sequence[int] | None,
+    ) -> tuple[RackTree, Assignment]:
+        """The rack tree and the placement as rows of its leaf nodes."""
         brokers = cluster.select(broker_ids)
         _validate(spec, len(brokers), sum(1 for b in brokers if not b.fenced))
         seen: set[int] = set()
@@ -85,47 +110,30 @@ class MultiLevelReplicaPlacer(ArrayReplicaPlacer):
             if b.id in seen:
                 raise InvalidRequestException(f"Broker id {b.id} is listed twice")
             seen.add(b.id)
-        tree = RackTree.build([(b.id, b.rack, b.fenced) for b in brokers])
-        state = _RingState.start(tree, self._random)
+        tree = RackTree.build([(b.id, as_rack_path(b.rack), b.fenced) for b in brokers])
+        rings = Rings.start(tree, self._random)
         existing = cluster.topic_assignment(spec.topic)
         first = spec.first_partition
-        work = np.full((spec.num_partitions, spec.replication_factor), _UNSET, dtype=np.int64)
         replay: list[int] = []
+        kept: dict[int, list[int]] = {}
         for pid in sorted(existing):
             leaves = _leaves(tree, existing[pid], pid)
             replay.extend(leaves)
-            replay.append(_UNSET)  # end of partition
-            if first <= pid < first + spec.num_partitions:
+            replay.append(UNSET)  # end of partition
+            if first <= pid < first + spec.num_partitions and leaves:
                 if len(leaves) > spec.replication_factor:
                     raise InvalidReplicationFactorException(
                         f"Partition {pid} already has {len(leaves)} replicas, more than the "
                         f"replication factor {spec.replication_factor}"
                     )
-                work[pid - first, : len(leaves)] = leaves
-        total = spec.num_partitions * spec.replication_factor + len(replay)
-        position, broker_ring = _ring_shape(tree)
-        run = _place_kernel.for_work(total)
-        run(
-            position,
-            broker_ring,
-            tree.child_start,
-            tree.child_count,
-            tree.children,
-            tree.parent,
-            tree.broker_of,
-            tree.is_fenced,
-            tree.num_brokers,
-            tree.num_unfenced,
-            state.ring_start,
-            state.pointer,
-            state.turns,
-            state.picks,
-            np.zeros(tree.num_nodes, dtype=np.int64),
-            tree.child_count.copy(),
-            np.array(replay, dtype=np.int64),
-            work,
-        )
-        return tree.broker_of[work]
+                kept[pid - first] = leaves
+        shape = (spec.num_partitions, spec.replication_factor)
+        work = np.full(shape, UNSET, dtype=np.int64) if kept else np.empty(shape, dtype=np.int64)
+        for row, leaves in kept.items():
+            work[row, : len(leaves)] = leaves
+        run = place_kernel.for_work(work.size + len(replay))
+        run(tree_arrays(tree), rings.arrays(), np.array(replay, dtype=np.int64), work, bool(kept))
+        return tree, work
 
 
 def _validate(spec: PlacementSpec, num_brokers: int, num_unfenced: int) -> None:
@@ -133,20 +141,6 @@ def _validate(spec: PlacementSpec, num_brokers: int, num_unfenced: int) -> None:
     validate_admin(spec, num_brokers)
     if num_unfenced == 0:
         raise InvalidReplicationFactorException("All brokers are currently fenced.")
-
-
-def _ring_shape(tree: RackTree) -> tuple[IntArray, IntArray]:
-    """``position[n]``: n's index among its parent's children; ``broker_ring[n]``: 1 if all of
-    n's children are brokers (its ring turns by pointer rather than by weight)."""
-    position = np.zeros(tree.num_nodes, dtype=np.int64)
-    position[tree.children] = np.arange(tree.children.size) - np.repeat(
-        tree.child_start, tree.child_count
-    )
-    is_rack = (tree.broker_of < 0).astype(np.int64)
-    racks_below = np.zeros(tree.num_nodes, dtype=np.int64)
-    np.add.at(racks_below, tree.parent[1:], is_rack[1:])
-    broker_ring = ((racks_below == 0) & (tree.child_count > 0)).astype(np.int64)
-    return position, broker_ring
 
 
 def _leaves(tree: RackTree, replicas: Sequence[int], pid: int) -> list[int]:
@@ -161,283 +155,3 @@ def _leaves(tree: RackTree, replicas: Sequence[int], pid: int) -> list[int]:
             raise InvalidRequestException(f"Partition {pid} lists broker {broker} twice")
         out.append(leaf)
     return out
-
-
-class _RingState:
-    """Per-node ring state, for leaders (row 0) and followers (row 1): ``ring_start[n]`` the
-    random first child of n, ``pointer[role, n]`` the next child of a ring of brokers,
-    ``turns[role, n]`` the replicas n has handed on, ``picks[role, c]`` those c received."""
-
-    def __init__(
-        self, ring_start: IntArray, pointer: IntArray, turns: IntArray, picks: IntArray
-    ) -> None:
-        self.ring_start = ring_start
-        self.pointer = pointer
-        self.turns = turns
-        self.picks = picks
-
-    @classmethod
-    def start(cls, tree: RackTree, random: RandomSource) -> _RingState:
-        inner = np.flatnonzero(tree.child_count > 0)
-        ring_start = np.zeros(tree.num_nodes, dtype=np.int64)
-        ring_start[inner] = draw_ints(random, tree.child_count[inner])
-        pointer = np.vstack([ring_start, ring_start]).astype(np.int64)
-        turns = np.zeros((2, tree.num_nodes), dtype=np.int64)
-        picks = np.zeros((2, tree.num_nodes), dtype=np.int64)
-        return cls(ring_start, pointer, turns, picks)
-
-
-@kernel
-def _place_kernel(
-    position: IntArray,
-    broker_ring: IntArray,
-    child_start: IntArray,
-    child_count: IntArray,
-    children: IntArray,
-    parent: IntArray,
-    broker_of: IntArray,
-    is_fenced: IntArray,
-    num_brokers: IntArray,
-    num_unfenced: IntArray,
-    ring_start: IntArray,
-    pointer: IntArray,
-    turns: IntArray,
-    picks: IntArray,
-    least: IntArray,
-    at_least: IntArray,
-    replay: IntArray,
-    work: IntArray,
-) -> None:
-    """Replay ``replay`` (leaf nodes, -1 between partitions, leader first) through the rings,
-    then fill the empty slots of ``work`` (rows of leaf nodes, -1 = to place) in row order."""
-    n = parent.shape[0]
-    count = np.zeros(n, dtype=np.int64)
-    free = num_brokers.copy()
-    free_unfenced = num_unfenced.copy()
-    role = LEADER
-    for leaf in replay:
-        if leaf < 0:
-            role = LEADER
-            continue
-        _record(
-            leaf,
-            role,
-            position,
-            broker_ring,
-            parent,
-            child_start,
-            child_count,
-            children,
-            num_brokers,
-            num_unfenced,
-            pointer,
-            turns,
-            picks,
-            least,
-            at_least,
-        )
-        role = FOLLOWER
-    for row in range(work.shape[0]):
-        for slot in range(work.shape[1]):
-            if work[row, slot] >= 0:
-                _mark(work[row, slot], 1, parent, is_fenced, count, free, free_unfenced)
-        for slot in range(work.shape[1]):
-            if work[row, slot] >= 0:
-                continue
-            slot_role = LEADER if slot == 0 else FOLLOWER
-            leaf = _descend(
-                slot_role,
-                broker_ring,
-                child_start,
-                child_count,
-                children,
-                broker_of,
-                count,
-                free,
-                free_unfenced,
-                num_brokers,
-                num_unfenced,
-                ring_start,
-                pointer,
-                turns,
-                picks,
-                least,
-                at_least,
-            )
-            _record(
-                leaf,
-                slot_role,
-                position,
-                broker_ring,
-                parent,
-                child_start,
-                child_count,
-                children,
-                num_brokers,
-                num_unfenced,
-                pointer,
-                turns,
-                picks,
-                least,
-                at_least,
-            )
-            _mark(leaf, 1, parent, is_fenced, count, free, free_unfenced)
-            work[row, slot] = leaf
-        for slot in range(work.shape[1]):
-            _mark(work[row, slot], -1, parent, is_fenced, count, free, free_unfenced)
-
-
-@inline_kernel
-def _mark(
-    leaf: int,
-    sign: int,
-    parent: IntArray,
-    is_fenced: IntArray,
-    count: IntArray,
-    free: IntArray,
-    free_unfenced: IntArray,
-) -> None:
-    """Add (sign 1) or remove (sign -1) a replica of the current partition on ``leaf``."""
-    unfenced = 1 - is_fenced[leaf]
-    node = leaf
-    while node >= 0:
-        count[node] += sign
-        free[node] -= sign
-        free_unfenced[node] -= sign * unfenced
-        node = parent[node]
-
-
-@inline_kernel
-def _descend(
-    role: int,
-    broker_ring: IntArray,
-    child_start: IntArray,
-    child_count: IntArray,
-    children: IntArray,
-    broker_of: IntArray,
-    count: IntArray,
-    free: IntArray,
-    free_unfenced: IntArray,
-    num_brokers: IntArray,
-    num_unfenced: IntArray,
-    ring_start: IntArray,
-    pointer: IntArray,
-    turns: IntArray,
-    picks: IntArray,
-    least: IntArray,
-    at_least: IntArray,
-) -> int:
-    """The leaf a new replica of the current partition goes to."""
-    node = 0
-    while broker_of[node] < 0:
-        start = child_start[node]
-        size = child_count[node]
-        best = -1
-        if broker_ring[node]:
-            # A ring of brokers: the next free one after the last chosen, unfenced first.
-            j = pointer[role, node]
-            best_fenced = 1
-            best_total = 0
-            for _ in range(size):
-                child = children[start + j]
-                j += 1
-                if j == size:
-                    j = 0
-                if free[child] == 0 or (role == 0 and free_unfenced[child] == 0):
-                    continue
-                if role == 0:  # leaders turn the ring: the next free unfenced broker
-                    best = child
-                    break
-                # Followers go to the least loaded free broker, unfenced first, ties in ring
-                # order; a broker at the rack's lowest load cannot be beaten.
-                fenced_only = 0 if free_unfenced[child] > 0 else 1
-                total = picks[0, child] + picks[1, child]
-                if (
-                    best < 0
-                    or fenced_only < best_fenced
-                    or (fenced_only == best_fenced and total < best_total)
-                ):
-                    best, best_fenced, best_total = child, fenced_only, total
-                    if fenced_only == 0 and total <= least[node]:
-                        break
-        else:
-            best_key0 = 0
-            best_key1 = 0
-            best_credit = 0
-            node_weight = num_unfenced[node] if role == 0 else num_brokers[node]
-            # Leaders balance leaders; followers balance all replicas (leaders included).
-            node_turn = turns[0, node] + 1 if role == 0 else turns[0, node] + turns[1, node] + 1
-            j = ring_start[node]
-            for _ in range(size):
-                child = children[start + j]
-                j += 1
-                if j == size:
-                    j = 0
-                if free[child] == 0 or (role == 0 and free_unfenced[child] == 0):
-                    continue
-                weight = num_unfenced[child] if role == 0 else num_brokers[child]
-                if weight == 0:
-                    continue
-                key0 = count[child]
-                key1 = 0 if free_unfenced[child] > 0 else 1
-                # Smooth weighted round robin, kept lazily: a child's credit after this turn is
-                # its weight times the node's turns minus the node's weight times its picks.
-                held = picks[0, child] if role == 0 else picks[0, child] + picks[1, child]
-                c = weight * node_turn - node_weight * held
-                if (
-                    best < 0
-                    or key0 < best_key0
-                    or (key0 == best_key0 and key1 < best_key1)
-                    or (key0 == best_key0 and key1 == best_key1 and c > best_credit)
-                ):
-                    best, best_key0, best_key1, best_credit = child, key0, key1, c
-        node = best
-    return node
-
-
-@inline_kernel
-def _record(
-    leaf: int,
-    role: int,
-    position: IntArray,
-    broker_ring: IntArray,
-    parent: IntArray,
-    child_start: IntArray,
-    child_count: IntArray,
-    children: IntArray,
-    num_brokers: IntArray,
-    num_unfenced: IntArray,
-    pointer: IntArray,
-    turns: IntArray,
-    picks: IntArray,
-    least: IntArray,
-    at_least: IntArray,
-) -> None:
-    """Turn the rings on the path to ``leaf`` as if each node had chosen its path child."""
-    child = leaf
-    node = parent[leaf]
-    while node >= 0:
-        start = child_start[node]
-        size = child_count[node]
-        turns[role, node] += 1
-        picks[role, child] += 1
-        if broker_ring[node]:
-            after = position[child] + 1
-            pointer[role, node] = 0 if after == size else after
-            if picks[0, child] + picks[1, child] - 1 == least[node]:
-                at_least[node] -= 1
-                if at_least[node] == 0:  # every broker moved up: find the new lowest load
-                    low = picks[0, child] + picks[1, child]
-                    num_low = 0
-                    for i in range(size):
-                        kid = children[start + i]
-                        load = picks[0, kid] + picks[1, kid]
-                        if load < low:
-                            low = load
-                            num_low = 0
-                        if load == low:
-                            num_low += 1
-                    least[node] = low
-                    at_least[node] = num_low
-        child = node
-        node = parent[node]

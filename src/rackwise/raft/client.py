@@ -23,7 +23,7 @@ Algorithm
 
 Worked example
     Three voters start with empty logs in epoch 0. Voter 1's election timer fires first: it
-    asks 2 and 3 for a pre-vote for epoch 1, gets both, persists ``(epoch 1, voted 1)``, asks
+    asks 2 and 3 for a pre-vote in epoch 0, gets both, persists ``(epoch 1, voted 1)``, asks
     for votes, gets voter 2's (which persisted ``(1, voted 1)`` before answering) and leads:
     it appends its LeaderChange batch at offset 0 and sends BeginQuorumEpoch. Voters 2 and 3
     fetch at offset 0, flush the batch, fetch at offset 1; the high watermark becomes 1.
@@ -45,6 +45,7 @@ from rackwise.raft.messages import (
     NO_LEADER,
     NO_VOTE,
     NONE,
+    NOT_LEADER_OR_FOLLOWER,
     AppendBatches,
     Batch,
     BeginQuorumEpochRequest,
@@ -290,6 +291,10 @@ class RaftClient(VoteMixin, FetchMixin):
                 self.out.append(LeaderChange(state.leader_id, state.epoch))
 
     def _leave_role(self) -> None:
+        if self.leader is not None:
+            held, self.leader.held = self.leader.held, {}
+            for replica_id in sorted(held):
+                self._send_fetch_response(held[replica_id].request, NOT_LEADER_OR_FOLLOWER)
         self.leader = None
         self.backoff_until_ms = None
         self.granted, self.rejected = set(), set()
@@ -439,6 +444,7 @@ class RaftClient(VoteMixin, FetchMixin):
         if req.leader_epoch > state.epoch and req.leader_id in self.voters:
             self._become_follower(req.leader_epoch, req.leader_id, now_ms)
         if self.role is Role.FOLLOWER and self.election.leader_id == req.leader_id:
+            self.last_leader_contact_ms = None  # it said it is gone: grant pre-votes
             successors = req.preferred_successors
             position = successors.index(self.node_id) if self.node_id in successors else -1
             wait_ms = strict_exponential_backoff_ms(

@@ -34,6 +34,7 @@ Worked example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from rackwise.common.java import SupportsRandrange
 from rackwise.raft.config import QuorumConfig
@@ -60,6 +61,9 @@ from rackwise.raft.messages import (
     TruncateTo,
 )
 from rackwise.raft.roles import Role
+
+LOG_FETCH: Final = -1
+"""The position part of an in-flight Fetch's key (a FetchSnapshot's is the byte position)."""
 
 
 @dataclass(slots=True)
@@ -141,7 +145,7 @@ class FetchMixin:
         else:
             end = self.log.end_offset_and_epoch()
             request = FetchRequest(self.node_id, epoch, end.offset, end.epoch)
-            key = (end.offset, end.epoch, -1)
+            key = (end.offset, end.epoch, LOG_FETCH)
         self.inflight = InFlight(key, now_ms)
         self.out.append(Send(leader_id, request))
 
@@ -158,7 +162,8 @@ class FetchMixin:
         self.fetch_backoff_until_ms = now_ms + self.config.retry_backoff_ms
 
     def _handle_fetch_response(self, now_ms: int, source: int, resp: FetchResponse) -> None:
-        if not self._answers_inflight(source, (resp.fetch_offset, resp.last_fetched_epoch, -1)):
+        key = (resp.fetch_offset, resp.last_fetched_epoch, LOG_FETCH)
+        if not self._answers_inflight(source, key):
             return
         if resp.error_code != NONE:
             self._fetch_failed(now_ms)

@@ -85,8 +85,11 @@ class LeaderChangeMark:
 @dataclass(frozen=True, slots=True)
 class VoteRequest:
     """Vote (api 52). ``is_pre_vote`` asks whether the receiver *would* vote (KIP-996): it
-    changes nothing on the receiver. ``last_offset`` / ``last_offset_epoch`` are the
-    candidate's log end offset and the epoch of its last record."""
+    persists no vote on the receiver. ``candidate_epoch`` is Kafka's ``ReplicaEpoch``, the
+    sender's current epoch: the new epoch a candidate stands in, or the epoch a prospective
+    is in (a pre-vote does not raise it; a receiver in an older epoch moves to it).
+    ``last_offset`` / ``last_offset_epoch`` are the sender's log end offset and the epoch of
+    its last record."""
 
     candidate_epoch: int
     candidate_id: int

@@ -153,6 +153,7 @@ class ReplicaManager:
         self.dirs_to_assign: dict[TopicPartition, tuple[uuid.UUID, uuid.UUID]] = {}
         """(topic id, directory id) of replicas whose directory the image does not know yet."""
         self.image = MetadataImage()
+        self._eligible: frozenset[int] | None = None
 
     # ---- the image ------------------------------------------------------------------------
 
@@ -163,6 +164,14 @@ class ReplicaManager:
         transition = Transition()
         assigned: set[TopicPartition] = set()
         self.topic_settings = {}
+        eligible = frozenset(
+            b
+            for b, registration in image.brokers.items()
+            if not registration.fenced and not registration.in_controlled_shutdown
+        )
+        self._eligible = eligible
+        for partition in self.partitions.values():
+            partition.eligible = eligible
         for topic, registration in image.iter_partitions():
             if self.broker_id not in registration.replicas:
                 continue
@@ -218,7 +227,15 @@ class ReplicaManager:
                 transition.offline.append(key)
                 return
             previous = PartitionState(state.topic_id, (), (), NO_LEADER, -1, -1)
-            partition = Partition(key[0], key[1], self.broker_id, log, previous)
+            partition = Partition(
+                key[0],
+                key[1],
+                self.broker_id,
+                log,
+                previous,
+                lag_max_ms=self.config.replica_lag_time_max_ms,
+                eligible=self._eligible,
+            )
             self.partitions[key] = partition
         elif partition.log.config != settings.log_config:
             partition.log.update_config(settings.log_config)

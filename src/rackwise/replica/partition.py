@@ -98,6 +98,12 @@ class Partition:
     log: PartitionLog
     state: PartitionState
     followers: dict[int, FollowerState] = field(default_factory=dict)
+    lag_max_ms: int = 30_000
+    """``replica.lag.time.max.ms``: how recently a follower outside the ISR must have been
+    caught up for the high watermark to wait for it (it is about to join)."""
+    eligible: frozenset[int] | None = None
+    """The brokers that may join an ISR (registered, unfenced, not shutting down: Kafka's
+    ``isReplicaIsrEligible``); None: every broker."""
 
     @property
     def is_leader(self) -> bool:
@@ -141,13 +147,16 @@ class Partition:
                 if follower is not None and r in state.isr and r not in previous.isr:
                     # It joined the ISR, so it was caught up when the controller agreed.
                     follower.last_caught_up_ms = max(follower.last_caught_up_ms, now_ms)
+                elif follower is not None and r in previous.isr and r not in state.isr:
+                    # It left the ISR: the controller judged it out of sync.
+                    follower.last_caught_up_ms = NEVER_MS
             for r in list(self.followers):
                 if r not in state.replicas:
                     del self.followers[r]
         else:
             self.followers = {}
         if self.is_leader:
-            self.maybe_increment_high_watermark(now_ms, lag_max_ms=0)
+            self.maybe_increment_high_watermark(now_ms, self.lag_max_ms)
         return became_leader
 
     def check_leader_epoch(self, requested: int) -> None:
@@ -187,7 +196,7 @@ class Partition:
                 f"{self.topic}-{self.index}"
             )
         info = self.log.append_as_leader(records, leader_epoch=self.state.leader_epoch)
-        self.maybe_increment_high_watermark(now_ms, lag_max_ms=0)
+        self.maybe_increment_high_watermark(now_ms, self.lag_max_ms)
         return info
 
     def acks_all_outcome(self, required_offset: int, min_insync_replicas: int) -> int | None:
@@ -231,14 +240,19 @@ class Partition:
 
     def maybe_increment_high_watermark(self, now_ms: int, lag_max_ms: int) -> bool:
         """Kafka's ``maybeIncrementLeaderHW``: the smallest log end among the ISR and the
-        caught-up followers that may join it; only ever forward."""
+        caught-up followers that may join it (whatever moved it: a follower's fetch, an
+        append, a new image; otherwise a replica being added by a reassignment, caught up
+        but not yet in the ISR, could miss acknowledged records and then lead); only ever
+        forward."""
         if not self.is_leader:
             return False
         leader_end = self.log.log_end_offset
         candidate = leader_end
         for follower in self.followers.values():
             counts = follower.broker_id in self.state.isr or (
-                lag_max_ms > 0 and follower.is_caught_up(leader_end, now_ms, lag_max_ms)
+                lag_max_ms > 0
+                and (self.eligible is None or follower.broker_id in self.eligible)
+                and follower.is_caught_up(leader_end, now_ms, lag_max_ms)
             )
             if counts and follower.log_end_offset < candidate:
                 candidate = max(follower.log_end_offset, 0)

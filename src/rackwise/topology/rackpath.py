@@ -23,7 +23,7 @@ def parse_rack_path(rack: str | None, *, broker_id: int) -> tuple[str, ...]:
     """
     if rack is None:
         return ()
-    problem = _path_problem(rack)
+    problem = rack_path_problem(rack)
     if problem:
         raise InvalidRackPathException(
             f"Broker {broker_id} has a malformed rack path {rack!r}: {problem}"
@@ -38,7 +38,8 @@ def as_rack_path(rack: str | None) -> str | None:
     return "/" + rack
 
 
-def _path_problem(rack: str) -> str:
+def rack_path_problem(rack: str) -> str:
+    """What makes ``rack`` not a rack path, or ``""`` if it is one."""
     if not rack.startswith("/"):
         return "a rack path must start with '/'"
     if rack == "/":

@@ -1,8 +1,9 @@
 """The failure-domain tree: racks as inner nodes, brokers as leaves.
 
 Nodes are numbered breadth first from the root (node 0); the children of a node are its rack
-components in name order, then its brokers in id order. The arrays are what placement kernels
-and audits iterate over, so they are plain int64 NumPy arrays.
+components in name order, then its brokers in id order, and so have consecutive numbers. The
+arrays are what placement kernels and audits iterate over, so they are plain int64 NumPy
+arrays.
 """
 
 from __future__ import annotations
@@ -70,11 +71,14 @@ class RackTree:
         """Build the tree of ``(broker id, rack, is_fenced)``; raises on a malformed rack path."""
         rack_children: dict[tuple[str, ...], set[str]] = {(): set()}
         brokers_at: dict[tuple[str, ...], list[tuple[int, bool]]] = {}
+        paths: dict[str | None, tuple[str, ...]] = {}  # each distinct rack parsed once
         for broker_id, rack, fenced in brokers:
-            path = parse_rack_path(rack, broker_id=broker_id)
-            for level in range(len(path)):
-                rack_children.setdefault(path[:level], set()).add(path[level])
-                rack_children.setdefault(path[: level + 1], set())
+            path = paths.get(rack)
+            if path is None:
+                path = paths[rack] = parse_rack_path(rack, broker_id=broker_id)
+                for level in range(len(path)):
+                    rack_children.setdefault(path[:level], set()).add(path[level])
+                    rack_children.setdefault(path[: level + 1], set())
             brokers_at.setdefault(path, []).append((broker_id, fenced))
         return cls._from_maps(rack_children, brokers_at)
 
@@ -90,6 +94,7 @@ class RackTree:
         broker_of: list[int] = []
         fenced: list[int] = []
         kids: list[list[int]] = []
+        is_fenced = {b: f for members in brokers_at.values() for b, f in members if f}
         queue: list[tuple[tuple[str, ...], int, int | None]] = [((), -1, None)]
         head = 0
         while head < len(queue):
@@ -104,7 +109,7 @@ class RackTree:
                 kids[up].append(node)
             if broker is not None:
                 broker_of.append(broker)
-                fenced.append(1 if any(f for b, f in brokers_at[path] if b == broker) else 0)
+                fenced.append(1 if is_fenced.get(broker, False) else 0)
                 continue
             broker_of.append(NO_BROKER)
             fenced.append(0)

@@ -1,0 +1,176 @@
+"""The broker's one way to the active controller (Kafka's ``NodeToControllerChannelManager``):
+every part of the broker that talks to the controller (registration and heartbeats, ISR
+changes, producer id blocks, forwarded writes, directory assignments, metadata fetches) gets
+its connections here, and so follows the quorum's leader.
+
+Goals
+    With ``controller.quorum.voters`` naming 3 or 5 controllers, a broker's requests reach the
+    leader, and move to the next leader when it changes, without any part of the broker
+    knowing there is more than one controller.
+
+Constraints
+    A single controller is connected to directly, as before (it speaks no DescribeQuorum).
+    The leader is found by asking the controllers (DescribeQuorum, api 55): the leader
+    answers with no error, the others name it (``leaderId``, and its address in ``nodes``).
+    A connection that carries a NOT_CONTROLLER (41) answer closes itself once that answer is
+    handed over, so the part that got it reconnects (to the new leader) at its next request;
+    the answer itself reaches the caller, which retries as it does any retriable error. A
+    request that times out or loses its connection makes the channel forget the leader too
+    (a paused leader still accepts connections, but another has taken over).
+
+Algorithm
+    ``connect()``: if a leader is known, connect to it; else ask each controller in turn for
+    the quorum's state; connect to the one that leads, or to the leader another names; when
+    none knows a leader yet (an election), connect to the first controller that accepts (its
+    NOT_CONTROLLER answers close that connection again, and the caller retries).
+
+Worked example
+    Controllers 1, 2, 3; 1 leads. The broker's heartbeats go to 1. 1 is killed: the heartbeat
+    fails (connection lost), ``connect()`` forgets 1, asks 2 (NOT_LEADER_OR_FOLLOWER, leader
+    unknown: an election is on) and 3 (the same), fails; a second later 2 answers that it
+    leads, and the heartbeats go to 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from rackwise.net import DisconnectException, KafkaConnection, NetworkException
+from rackwise.protocol import ApiKey
+
+LOG: Final = logging.getLogger("rackwise.broker")
+NOT_CONTROLLER: Final = 41
+NO_LEADER: Final = -1
+DESCRIBE_QUORUM_VERSION: Final = 2
+DISCOVERY_TIMEOUT_S: Final = 2.0
+METADATA_TOPIC: Final = "__cluster_metadata"
+
+
+def carries_not_controller(response: Any) -> bool:
+    """Whether ``response`` (any controller API's answer) says NOT_CONTROLLER, at its top or
+    for one of its items."""
+    if int(getattr(response, "error_code", 0) or 0) == NOT_CONTROLLER:
+        return True
+    for name in ("topics", "results", "responses"):
+        for item in getattr(response, name, None) or ():
+            if int(getattr(item, "error_code", 0) or 0) == NOT_CONTROLLER:
+                return True
+    return False
+
+
+class LeaderConnection(KafkaConnection):
+    """A connection to the leader that closes itself after an answer saying it is not."""
+
+    channel: ControllerChannel | None = None
+
+    async def send(self, body: Any, *, timeout_s: float | None = None) -> Any:
+        try:
+            response = await super().send(body, timeout_s=timeout_s)
+        except NetworkException:
+            # A leader that stopped answering (paused, cut off) may have been replaced.
+            if self.channel is not None:
+                self.channel.forget_leader(self.address)
+            raise
+        if carries_not_controller(response):
+            if self.channel is not None:
+                self.channel.forget_leader(self.address)
+            asyncio.get_running_loop().create_task(self.close())
+            self._fail_all(f"{self.address[0]}:{self.address[1]} is not the active controller")
+        return response
+
+
+class ControllerChannel:
+    """Connections to the active controller among ``addresses`` (``voters`` maps the voters'
+    ids to addresses when they are known)."""
+
+    def __init__(
+        self,
+        addresses: Sequence[tuple[str, int]],
+        *,
+        voters: Mapping[int, tuple[str, int]] | None = None,
+        client_id: str,
+        connect_timeout_s: float,
+    ) -> None:
+        self.addresses = list(addresses)
+        self.voters = dict(voters or {})
+        self.client_id = client_id
+        self.connect_timeout_s = connect_timeout_s
+        self.leader: tuple[str, int] | None = None
+
+    @property
+    def is_quorum(self) -> bool:
+        return len(self.addresses) > 1
+
+    def forget_leader(self, address: tuple[str, int] | None = None) -> None:
+        if address is None or address == self.leader:
+            self.leader = None
+
+    async def connect(self) -> KafkaConnection:
+        """A connection to the active controller (see the module docstring)."""
+        if not self.is_quorum:
+            return await self._open(self.addresses[0])
+        if self.leader is not None:
+            try:
+                return await self._open(self.leader)
+            except NetworkException:
+                self.forget_leader()
+        try:
+            self.leader = await self._find_leader()
+            return await self._open(self.leader)
+        except NetworkException as e:
+            failure = e
+        for address in self.addresses:  # no leader known: whoever answers, as before
+            try:
+                return await self._open(address)
+            except NetworkException as e:
+                failure = e
+        raise failure
+
+    async def _open(self, address: tuple[str, int]) -> KafkaConnection:
+        connection = await LeaderConnection.connect(
+            address[0], address[1], timeout_s=self.connect_timeout_s, client_id=self.client_id
+        )
+        assert isinstance(connection, LeaderConnection)
+        connection.channel = self if self.is_quorum else None
+        return connection
+
+    async def _find_leader(self) -> tuple[str, int]:
+        named: tuple[str, int] | None = None
+        for address in self.addresses:
+            try:
+                state = await self._describe(address)
+            except (TimeoutError, NetworkException, AttributeError, IndexError) as e:
+                LOG.debug("controller %s:%d did not describe the quorum: %s", *address, e)
+                continue
+            error, leader_id, endpoints = state
+            if error == 0:
+                return address
+            if leader_id != NO_LEADER:
+                named = endpoints.get(leader_id) or self.voters.get(leader_id) or named
+        if named is not None:
+            return named
+        raise DisconnectException("no controller knows the active controller yet")
+
+    async def _describe(self, address: tuple[str, int]) -> tuple[int, int, dict[int, Any]]:
+        connection = await KafkaConnection.connect(
+            address[0], address[1], timeout_s=self.connect_timeout_s, client_id=self.client_id
+        )
+        try:
+            response = await connection.request(
+                ApiKey.DESCRIBE_QUORUM,
+                version=DESCRIBE_QUORUM_VERSION,
+                timeout_s=DISCOVERY_TIMEOUT_S,
+                topics=[{"topic_name": METADATA_TOPIC, "partitions": [{"partition_index": 0}]}],
+            )
+        finally:
+            await connection.close()
+        part = response.topics[0].partitions[0]
+        endpoints = {
+            int(node.node_id): (str(node.listeners[0].host), int(node.listeners[0].port))
+            for node in getattr(response, "nodes", None) or ()
+            if node.listeners
+        }
+        return int(part.error_code), int(part.leader_id), endpoints
