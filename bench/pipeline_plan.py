@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/pipeline_plan.py [--brokers 215] [--replicas 2800000]
         [--strategy keep] [--topology dc=3,rack=2] [--throttle 100000000] [--no-spark]
+        [--no-local]
 
 The anchor is Cruise Control, whose users report 95 minutes (18 in its fast mode) to compute a
 proposal for 215 brokers and 2.8 million replicas. The cluster is generated with
@@ -10,7 +11,10 @@ partition in 200 misplaced, a skewed disk, a failed log directory), then planned
 
 1. ``direct``: the Parquet read with pyarrow, turned into the balance package's columns, and
    planned by ``rackwise.balance.plan_cluster`` in this process (time per goal);
-2. ``spark``: ``read_fleet`` and ``run_plan`` on ``local[2]`` (time per stage: the plan, the
+2. ``local``: the in-process engine end to end, as ``rackwise pipeline plan --engine local``
+   runs it (``--engine auto`` picks it for this size): ``read_source`` (read and validate) and
+   ``run_plan`` (time per stage);
+3. ``spark``: ``read_fleet`` and ``run_plan`` on ``local[2]`` (time per stage: the plan, the
    reassignment file, the audit of the current state stage by stage, the target state's
    figures, the summary, the report), end to end including Spark's start.
 
@@ -32,8 +36,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rackwise.balance import plan_cluster
-from rackwise.pipeline._plan_group import broker_dir_rows, cluster_input
 from rackwise.pipeline.generate import generate_fleet
+from rackwise.pipeline.plan.group import broker_dir_rows, cluster_input
 
 
 def _line(label: str, value: object) -> None:
@@ -67,9 +71,9 @@ def direct(fleet: Path, strategy: str) -> dict[str, Any]:
 
 
 def spark(fleet: Path, out: Path, strategy: str, throttle: int) -> dict[str, Any]:
-    from rackwise.pipeline.ingest import read_fleet  # noqa: PLC0415
-    from rackwise.pipeline.plan_job import run_plan  # noqa: PLC0415
-    from rackwise.pipeline.session import get_spark  # noqa: PLC0415
+    from rackwise.pipeline.engines.session import get_spark  # noqa: PLC0415
+    from rackwise.pipeline.engines.spark import run_plan  # noqa: PLC0415
+    from rackwise.pipeline.ingest.spark import read_fleet  # noqa: PLC0415
 
     print("spark (read_fleet + run_plan on local[2]):", flush=True)
     began = start = time.perf_counter()
@@ -90,6 +94,28 @@ def spark(fleet: Path, out: Path, strategy: str, throttle: int) -> dict[str, Any
     _line("run_plan total", f"{time.perf_counter() - began:.2f} s")
     _line("end to end (Spark start, read_fleet, run_plan)", f"{time.perf_counter() - start:.2f} s")
     session.stop()
+    return summary
+
+
+def local(fleet: Path, out: Path, strategy: str, throttle: int) -> dict[str, Any]:
+    from rackwise.pipeline.engines.local import run_plan  # noqa: PLC0415
+    from rackwise.pipeline.ingest.local import read_source  # noqa: PLC0415
+    from rackwise.pipeline.ingest.source import InputSource  # noqa: PLC0415
+
+    print("local (read_source + run_plan in this process):", flush=True)
+    began = start = time.perf_counter()
+    tables = read_source(InputSource.fleet_dir(fleet))
+    _line("read_source (read and validate)", f"{time.perf_counter() - began:.2f} s")
+    began = time.perf_counter()
+    summary = run_plan(
+        tables,
+        out,
+        strategy,
+        throttle,
+        on_stage=lambda name, seconds: _line(f"  {name}", f"{seconds:.2f} s"),
+    )
+    _line("run_plan total", f"{time.perf_counter() - began:.2f} s")
+    _line("end to end (read_source, run_plan)", f"{time.perf_counter() - start:.2f} s")
     return summary
 
 
@@ -156,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--throttle", type=int, default=100_000_000, help="bytes per second")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--no-local", action="store_true")
     parser.add_argument("--out", type=Path, default=None, help="keep the outputs here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rackwise-plan-bench-") as scratch:
@@ -177,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         _line("generate_fleet", f"{time.perf_counter() - began:.2f} s")
         report = direct(fleet, args.strategy)
+        if not args.no_local:
+            local(fleet, work / "local", args.strategy, args.throttle)
         summary = (
             None if args.no_spark else spark(fleet, work / "out", args.strategy, args.throttle)
         )

@@ -164,7 +164,7 @@ def test_plan_then_audit_of_the_planned_cluster_finds_no_spread_violation(tmp_pa
         str(tmp_path / "audit"),
     )
     assert audit.returncode == 0, audit.stderr
-    for stage in ("spark:", "ingest:", "rejected:", "audit:"):
+    for stage in ("engine: local", "ingest:", "rejected:", "audit:"):
         assert stage in audit.stderr
     audited = json.loads((tmp_path / "audit" / "summary.json").read_text())
     assert audited["clusters"]["cluster-000"]["partitions_with_spread_violations"] == 0

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    from rackwise.pipeline.session import get_spark
+    from rackwise.pipeline.engines.session import get_spark
 
     session = get_spark("local[2]")
     yield session

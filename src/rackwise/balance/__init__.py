@@ -8,6 +8,7 @@ the document ``kafka-reassign-partitions --execute`` takes.
 """
 
 from rackwise.balance._bound import LowerBound
+from rackwise.balance._measure import BrokerTargets, Loads, TargetRange
 from rackwise.balance.model import (
     NO_LOG_DIR,
     STRATEGIES,
@@ -43,10 +44,12 @@ __all__ = [
     "UNKNOWN_BYTES",
     "VIOLATED",
     "BrokerTable",
+    "BrokerTargets",
     "Clock",
     "ClusterInput",
     "GoalResult",
     "GoalSpec",
+    "Loads",
     "LogDirTable",
     "LowerBound",
     "Plan",
@@ -54,6 +57,7 @@ __all__ = [
     "ReplicaTable",
     "Skew",
     "Strategy",
+    "TargetRange",
     "TargetRows",
     "balancedness",
     "goal_costs",

@@ -1,5 +1,5 @@
 """The figures of one state of the cluster (before or after the plan): violations per goal, loads
-per broker and per log directory, and skew."""
+per broker and per log directory, skew, and the per-broker targets the balance goals judge by."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rackwise.balance._bytes import byte_targets, bytes_outside, largest
+from rackwise.balance._bytes import byte_targets, bytes_outside, largest, tolerance
 from rackwise.balance._counts import replicas_outside
 from rackwise.balance._dirs import dirs_outside
 from rackwise.balance._layout import PAD, Layout
@@ -51,6 +51,58 @@ class Loads:
     bytes: IntArray
     dir_replicas: IntArray
     dir_bytes: IntArray
+
+
+@dataclass(frozen=True, eq=False)
+class TargetRange:
+    """Per broker (in ``broker_ids`` order): what a goal accepts, ``low .. high`` inclusive, and
+    what it aims at, ``target``. NaN for a broker outside the goals' tree (a fenced broker, or
+    one without a live log directory: the goals want it empty)."""
+
+    low: FloatArray
+    target: FloatArray
+    high: FloatArray
+
+
+@dataclass(frozen=True, eq=False)
+class BrokerTargets:
+    """The balance goals' targets per broker: replicas (``ReplicaDistributionGoal``), preferred
+    leaders (``LeaderReplicaDistributionGoal``), bytes (``DiskUsageDistributionGoal``)."""
+
+    replicas: TargetRange
+    leaders: TargetRange
+    bytes: TargetRange
+
+
+def _outside_nan(in_tree: BoolArray, low: object, target: object, high: object) -> TargetRange:
+    def column(values: object) -> FloatArray:
+        full = np.broadcast_to(np.asarray(values, np.float64), in_tree.shape)
+        return np.where(in_tree, full, np.nan)
+
+    return TargetRange(column(low), column(target), column(high))
+
+
+def broker_targets(lay: Layout, state: State, bounds: Bounds, load: Loads) -> BrokerTargets:
+    """The targets :func:`goal_violations` judges ``state`` by: replicas within ``floor ..
+    ceil`` of the broker's fair share (a share within 1e-6 of a whole number is that number, as
+    :func:`~rackwise.balance._shares.bounds` reads it); leaders within ``floor .. ceil`` of
+    partitions over the brokers in the tree; bytes within
+    :func:`~rackwise.balance._bytes.tolerance` of the byte target (a low end below zero is
+    drawn at zero: no load is smaller)."""
+    in_tree = bounds.in_tree
+    num_in_tree = int(in_tree.sum())
+    leader_mean = int((lay.rf > 0).sum()) / num_in_tree if num_in_tree else 0.0
+    byte_target = _byte_target(state, bounds, load)
+    slack = tolerance(byte_target, bounds.mean_size)
+    return BrokerTargets(
+        replicas=_outside_nan(
+            in_tree, bounds.lo, np.clip(bounds.shares, bounds.lo, bounds.hi), bounds.hi
+        ),
+        leaders=_outside_nan(in_tree, bounds.leader_lo, leader_mean, bounds.leader_hi),
+        bytes=_outside_nan(
+            in_tree, np.maximum(byte_target - slack, 0.0), byte_target, byte_target + slack
+        ),
+    )
 
 
 def loads(lay: Layout, state: State) -> Loads:

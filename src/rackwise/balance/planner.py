@@ -59,7 +59,17 @@ from rackwise.balance._counts import balance_replicas
 from rackwise.balance._dirs import balance_dirs
 from rackwise.balance._layout import PAD, Layout, layout
 from rackwise.balance._leaders import balance_leaders, leader_bounds
-from rackwise.balance._measure import Bounds, Loads, State, avoidable, goal_violations, loads, skew
+from rackwise.balance._measure import (
+    Bounds,
+    BrokerTargets,
+    Loads,
+    State,
+    avoidable,
+    broker_targets,
+    goal_violations,
+    loads,
+    skew,
+)
 from rackwise.balance._shares import bounds as share_bounds
 from rackwise.balance._shares import fair_shares
 from rackwise.balance._spread import violations_by_level
@@ -86,7 +96,8 @@ class Plan:
     directory row of target replica j (``-1``: ``"any"``), ``sizes`` its bytes, ``moved`` true
     for a replica copied onto a broker that did not have it, ``dir_moved`` true for a replica
     moved between directories of its broker. ``dir_paths``/``dir_broker_ids`` describe the
-    directory rows. Loads are per broker (in ``broker_ids`` order) and per directory row.
+    directory rows. Loads are per broker (in ``broker_ids`` order) and per directory row;
+    ``targets`` are what the balance goals judged the target's per-broker loads by.
     """
 
     strategy: Strategy
@@ -107,6 +118,7 @@ class Plan:
     dir_broker_ids: IntArray
     loads_before: Loads
     loads_after: Loads
+    targets: BrokerTargets
     report: PlanReport
 
 
@@ -252,6 +264,7 @@ def _finish(
         **_arrays(lay, work, moved, dir_moved, changed),
         loads_before=load_before,
         loads_after=load_after,
+        targets=broker_targets(lay, after_state, goal_bounds, load_after),
         report=report,
     )
 

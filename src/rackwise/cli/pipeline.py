@@ -1,8 +1,8 @@
-"""``rackwise pipeline generate|audit|plan``: the fleet pipeline on Spark.
+"""``rackwise pipeline generate|audit|plan``: the fleet pipeline, in process or on Spark.
 
 The options and stages live in :mod:`rackwise.pipeline._command`, which
-``spark-submit .../rackwise/pipeline/__main__.py`` runs too; nothing imports Spark until a
-subcommand that needs it runs.
+``spark-submit .../rackwise/pipeline/__main__.py`` runs too; nothing imports Spark (or pyarrow,
+pandas) until a subcommand that needs it runs, and Spark only when the engine chosen is Spark.
 """
 
 from __future__ import annotations

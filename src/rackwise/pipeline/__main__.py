@@ -13,7 +13,7 @@ from rackwise.pipeline import _command
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="rackwise-pipeline", description="The rackwise fleet pipeline on Spark."
+        prog="rackwise-pipeline", description="The rackwise fleet pipeline, on Spark or in process."
     )
     _command.configure(parser)
     args = parser.parse_args(argv)
@@ -24,6 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RackwiseError, OSError, ValueError) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return _command.EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

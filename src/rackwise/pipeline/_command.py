@@ -1,35 +1,40 @@
 """The ``pipeline`` command's options and stages, shared by ``rackwise pipeline`` and
 ``spark-submit .../rackwise/pipeline/__main__.py``.
 
-Nothing here imports Spark until a stage needs it, so that ``rackwise`` itself starts fast.
-Progress goes to stderr, one line per stage with its wall time; the summary goes to stdout, as
-a table or as JSON.
+Nothing here imports Spark, pyarrow or pandas until a stage needs them, so that ``rackwise``
+itself starts fast. What can be refused is refused before any engine starts: options that do
+not go together, inputs that are not there, a JSON document that does not parse, an ``--out``
+that is not a rackwise output. Then the engine is chosen (:mod:`rackwise.pipeline.engines`),
+and the run writes into a new directory swapped in as ``--out`` at the end
+(:mod:`rackwise.pipeline.output`). Progress goes to stderr, one line per stage with its wall
+time; the summary goes to stdout, as a table or as JSON. Ctrl-C stops the run with one line,
+``error: interrupted``, and exit status 130, whichever engine runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
+from rackwise.pipeline._summary_table import TABLE_CLUSTERS, plan_table, render, table_rows
 from rackwise.pipeline.schema import DEFAULT_CLUSTER_ID
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from rackwise.pipeline.tables import ClusterTables
+    from rackwise.pipeline.engines import Engine
+    from rackwise.pipeline.ingest.source import InputSource
 
 EXIT_REJECTS: Final = 2
 """Exit status when ``--fail-on-rejects`` finds rejected rows."""
-REJECTED_DIR: Final = "rejected"
-REJECTED_SAMPLE: Final = "rejected.jsonl"
-SAMPLE_ROWS: Final = 1000
-TABLE_CLUSTERS: Final = 50
+EXIT_INTERRUPTED: Final = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as a shell reports it."""
+ENGINE_CHOICES: Final = ("auto", "local", "spark")
 _AUDIT_COLUMNS: Final = (
     "brokers",
     "partitions",
@@ -50,38 +55,12 @@ _PLAN_COLUMNS: Final = (
     "score_after",
     "move_time_s",
 )
+_plan_table = plan_table  # the name the command's tests know
+__all__ = ["EXIT_REJECTS", "configure", "render", "run"]
 
 
 class UsageError(ValueError):
     """Options that do not go together: one line, exit status 1."""
-
-
-def render(
-    headers: list[str] | tuple[str, ...], rows: list[list[Any]] | list[tuple[Any, ...]]
-) -> str:
-    """A plain-text table: columns padded, numbers right-aligned."""
-    cells = [[str(h) for h in headers]] + [
-        [
-            ""
-            if c is None
-            else f"{c:,}"
-            if isinstance(c, int) and not isinstance(c, bool)
-            else str(c)
-            for c in row
-        ]
-        for row in rows
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    numeric = [
-        bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows)
-        for i in range(len(headers))
-    ]
-    return "\n".join(
-        "  ".join(
-            c.rjust(w) if n else c.ljust(w) for c, w, n in zip(row, widths, numeric, strict=True)
-        ).rstrip()
-        for row in cells
-    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     generate.add_argument("--out", required=True, metavar="DIR")
     generate.set_defaults(pipeline_run=run_generate)
-    for name, help_text, run in (
+    for name, help_text, run_stage in (
         ("audit", "spread, failure-domain exposure, load and skew per cluster", run_audit),
         ("plan", "a target assignment per cluster and the moves to reach it", run_plan),
     ):
@@ -123,7 +102,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                 "--strategy", choices=("keep", "rack-aware", "multi-level"), default="keep"
             )
             sub.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
-        sub.set_defaults(pipeline_run=run)
+        sub.set_defaults(pipeline_run=run_stage)
 
 
 def _add_input_options(sub: argparse.ArgumentParser) -> None:
@@ -143,23 +122,52 @@ def _add_input_options(sub: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="a 'rackwise metadata dump --format parquet' export (one cluster)",
     )
+    sub.add_argument(
+        "--engine",
+        choices=ENGINE_CHOICES,
+        default="auto",
+        help="in process (local) or on Spark; auto: Spark for a named --master or a large "
+        "input, else local (default)",
+    )
     sub.add_argument("--master", default=None, metavar="URL", help="default: local Spark")
-    sub.add_argument("--out", required=True, metavar="OUT")
+    sub.add_argument(
+        "--out",
+        required=True,
+        metavar="OUT",
+        help="a new or empty directory, or an earlier output of this command (replaced whole)",
+    )
     sub.add_argument("--fail-on-rejects", action="store_true", help="exit 2 if any row is rejected")
     sub.add_argument("--format", choices=("table", "json"), default="table")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen subcommand. An error Spark raises while reading the input (a corrupt
-    Parquet file, say) becomes one line naming it, as every other input error is."""
+    Parquet file, say) becomes one line naming it, as every other input error is. Ctrl-C
+    after Spark started prints ``error: interrupted`` and ends the process at once."""
     try:
         code: int = args.pipeline_run(args)
+    except KeyboardInterrupt:
+        if "pyspark" in sys.modules:
+            _exit_interrupted()
+        raise
     except Exception as error:
         spark_errors = sys.modules.get("pyspark.errors")
         if spark_errors is None or not isinstance(error, spark_errors.PySparkException):
             raise
         raise UsageError(f"Spark: {_first_line(error)}") from error
     return code
+
+
+def _exit_interrupted() -> NoReturn:
+    """The output's new directory is gone already (the interrupt unwound through it): say so
+    in one line, stop the JVM and leave without running exit handlers, which would call into
+    it and log their failures."""
+    from rackwise.pipeline.engines.session import stop_jvm  # noqa: PLC0415
+
+    print("error: interrupted", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    stop_jvm()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _first_line(error: BaseException) -> str:
@@ -173,9 +181,10 @@ _MASTER: Final = re.compile(
 )
 
 
-def check_options(args: argparse.Namespace) -> None:
-    """Refuse what cannot work before Spark starts (it takes seconds to start): inputs that do
-    not go together or do not exist, a master URL Spark does not know, impossible numbers."""
+def check_options(args: argparse.Namespace) -> InputSource:
+    """Refuse what cannot work before any engine starts: inputs that do not go together or
+    do not exist, a master URL Spark does not know, impossible numbers, an ``--out`` this run
+    may not replace; return the input."""
     _inputs(args)
     if args.master is not None and not _MASTER.fullmatch(args.master):
         raise UsageError(
@@ -191,32 +200,48 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(
             f"--throttle must be a positive number of bytes per second, got {throttle}"
         )
+    if args.master is not None and args.engine == "local":
+        raise UsageError("--master names a Spark master; it does not go with --engine local")
+    from rackwise.pipeline.ingest.source import InputSource  # noqa: PLC0415
+    from rackwise.pipeline.output import check_output_dir  # noqa: PLC0415
+
     if args.fleet is not None:
-        from rackwise.pipeline.ingest import check_dataset  # noqa: PLC0415
+        source = InputSource.fleet_dir(args.fleet)
+    elif getattr(args, "metadata", None) is not None:
+        source = InputSource.metadata_export(args.metadata, args.cluster_id)
+    else:
+        source = InputSource.json_cluster(
+            args.brokers, args.assignment, _log_dirs(args.log_dirs), args.cluster_id
+        )
+    source.check()
+    check_output_dir(Path(args.out))
+    return source
 
-        fleet = Path(args.fleet)
-        if not fleet.is_dir():
-            raise FileNotFoundError(2, "No such fleet directory", str(fleet))
-        for name in ("brokers", "replicas"):
-            check_dataset(fleet / name)
-        return
+
+def _inputs(args: argparse.Namespace) -> None:
+    one = args.brokers is not None or args.assignment is not None or bool(args.log_dirs)
     if getattr(args, "metadata", None) is not None:
-        from rackwise.pipeline.ingest import check_dataset  # noqa: PLC0415
-
-        export = Path(args.metadata)
-        if not export.is_dir():
-            raise FileNotFoundError(2, "No such metadata export directory", str(export))
-        for name in ("brokers", "partitions"):
-            check_dataset(export / name, "metadata dataset")
+        if args.fleet is not None or one:
+            other = "--fleet DIR" if args.fleet is not None else "--brokers/--assignment"
+            raise UsageError(f"give either --metadata PATH or {other}, not both")
         return
-    files = [args.brokers, args.assignment, *(p for _, p in _named(_log_dirs(args.log_dirs)))]
-    for name in files:
-        if not Path(name).is_file():
-            raise FileNotFoundError(2, "No such file", str(name))
+    if args.fleet is not None and one:
+        raise UsageError("give either --fleet DIR or --brokers/--assignment, not both")
+    if args.fleet is None and (args.brokers is None or args.assignment is None):
+        raise UsageError(
+            "give --fleet DIR, --metadata PATH, or --brokers FILE and --assignment FILE"
+        )
 
 
-def _named(values: list[str | tuple[int, str]]) -> list[tuple[int | None, str]]:
-    return [v if isinstance(v, tuple) else (None, v) for v in values]
+def _log_dirs(values: list[str]) -> list[str | tuple[int, str]]:
+    out: list[str | tuple[int, str]] = []
+    for value in values:
+        broker, sep, path = value.partition("=")
+        if sep and broker.isdigit():
+            out.append((int(broker), path))
+        else:
+            out.append(value)
+    return out
 
 
 class Progress:
@@ -232,7 +257,7 @@ class Progress:
         self.line(f"{name}: {detail + ' ' if detail else ''}({seconds:.1f} s)")
 
     def timed(self, prefix: str) -> Callable[[str, float], None]:
-        """An ``on_stage`` callback for the jobs."""
+        """An ``on_stage`` callback for the engines."""
         return lambda name, seconds: self.stage(f"{prefix} {name}", seconds)
 
 
@@ -274,178 +299,120 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _inputs(args: argparse.Namespace) -> None:
-    one = args.brokers is not None or args.assignment is not None or bool(args.log_dirs)
-    if getattr(args, "metadata", None) is not None:
-        if args.fleet is not None or one:
-            other = "--fleet DIR" if args.fleet is not None else "--brokers/--assignment"
-            raise UsageError(f"give either --metadata PATH or {other}, not both")
-        return
-    if args.fleet is not None and one:
-        raise UsageError("give either --fleet DIR or --brokers/--assignment, not both")
-    if args.fleet is None and (args.brokers is None or args.assignment is None):
-        raise UsageError(
-            "give --fleet DIR, --metadata PATH, or --brokers FILE and --assignment FILE"
-        )
+def _open_engine(args: argparse.Namespace, name: str, progress: Progress) -> Engine:
+    """The chosen engine, Spark started (with a progress line) if it is Spark."""
+    if name == "local":
+        from rackwise.pipeline.engines.local import LocalEngine  # noqa: PLC0415
 
+        return LocalEngine()
+    from rackwise.pipeline.engines.session import get_spark, quiet_interrupts  # noqa: PLC0415
 
-def _log_dirs(values: list[str]) -> list[str | tuple[int, str]]:
-    out: list[str | tuple[int, str]] = []
-    for value in values:
-        broker, sep, path = value.partition("=")
-        if sep and broker.isdigit():
-            out.append((int(broker), path))
-        else:
-            out.append(value)
-    return out
-
-
-def ingest(args: argparse.Namespace, progress: Progress) -> tuple[SparkSession, ClusterTables]:
-    """Start Spark and read the input into validated tables, with a progress line each."""
-    check_options(args)
     began = time.perf_counter()
-    from rackwise.pipeline.session import get_spark  # noqa: PLC0415
-
     try:
         spark = get_spark(args.master)
     except Exception as error:
         where = args.master or "local Spark"
         raise UsageError(f"cannot start Spark on {where}: {_first_line(error)}") from error
+    quiet_interrupts()
     progress.stage("spark", time.perf_counter() - began, spark.sparkContext.master or "")
+    from rackwise.pipeline.engines.spark import SparkEngine  # noqa: PLC0415
+
+    return SparkEngine(spark)
+
+
+def _run_stages(args: argparse.Namespace, command: str) -> int:
+    """Check, choose the engine, ingest, write the rejected rows, then audit or plan into a
+    new output directory swapped in as ``--out``; print the summary."""
+    from rackwise.pipeline.engines import choose_engine  # noqa: PLC0415
+    from rackwise.pipeline.engines.session import under_spark_submit  # noqa: PLC0415
+    from rackwise.pipeline.output import owned_output  # noqa: PLC0415
+
+    progress = Progress()
+    source = check_options(args)
     began = time.perf_counter()
-    from rackwise.pipeline.ingest import read_cluster, read_fleet, read_metadata  # noqa: PLC0415
+    columns = source.parse_json() if source.kind == "json" else None
+    parsed = time.perf_counter() - began
+    named_master = args.master is not None or under_spark_submit()
+    name, why = choose_engine(args.engine, source.replica_rows(columns), has_master=named_master)
+    progress.line(f"engine: {name} ({why})")
+    engine = _open_engine(args, name, progress)
+    out = Path(args.out)
+    with owned_output(out, command) as new:
+        new.notes["engine"] = name
+        began = time.perf_counter()
+        tables = engine.ingest(source, columns)
+        brokers, replicas = engine.count(tables)
+        detail = f"{brokers:,} brokers, {replicas:,} replicas"
+        progress.stage("ingest", parsed + time.perf_counter() - began, detail)
+        began = time.perf_counter()
+        rejected = engine.write_rejected(tables, new.path)
+        progress.stage("rejected", time.perf_counter() - began, _rejected_detail(rejected, out))
+        if args.fail_on_rejects and rejected:
+            new.notes["stopped"] = "rows rejected (--fail-on-rejects)"
+            progress.line(f"error: {_rows(rejected)} rejected (--fail-on-rejects); see {out}")
+            return EXIT_REJECTS
+        began = time.perf_counter()
+        summary = _stage(args, command, engine, tables, new.path, progress)
+    progress.stage(command, time.perf_counter() - began, f"-> {out}")
+    _print_summary(args, summary, rejected, command)
+    return 0
 
-    if args.fleet is not None:
-        tables = read_fleet(spark, args.fleet)
-    elif getattr(args, "metadata", None) is not None:
-        tables = read_metadata(spark, args.metadata, args.cluster_id)
-    else:
-        tables = read_cluster(
-            spark, args.brokers, args.assignment, _log_dirs(args.log_dirs) or None, args.cluster_id
-        )
-    counts = {name: getattr(tables, name).count() for name in ("brokers", "replicas")}
-    detail = f"{counts['brokers']:,} brokers, {counts['replicas']:,} replicas"
-    progress.stage("ingest", time.perf_counter() - began, detail)
-    return spark, tables
+
+def _stage(
+    args: argparse.Namespace,
+    command: str,
+    engine: Engine,
+    tables: Any,
+    out: Path,
+    progress: Progress,
+) -> dict[str, Any]:
+    if command == "audit":
+        return engine.audit(tables, out, args.min_insync_replicas, progress.timed("audit"))
+    return engine.plan(
+        tables,
+        out,
+        args.strategy,
+        args.throttle,
+        args.min_insync_replicas,
+        progress.timed("plan"),
+    )
 
 
-def write_rejected(tables: ClusterTables, out: Path, progress: Progress) -> int:
-    """Write ``OUT/rejected/`` (Parquet) and the first rows to ``OUT/rejected.jsonl``; return
-    how many rows were rejected."""
-    began = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / REJECTED_DIR
-    tables.rejected.coalesce(1).write.mode("overwrite").parquet(str(path))
-    rejected = tables.rejected.sparkSession.read.parquet(str(path))
-    count = rejected.count()
-    sample = rejected.orderBy("cluster_id", "source", "reason", "record").limit(SAMPLE_ROWS)
-    with (out / REJECTED_SAMPLE).open("w", encoding="utf-8") as handle:
-        for row in sample.collect():
-            handle.write(json.dumps(row.asDict(), ensure_ascii=False) + "\n")
+def _rejected_detail(count: int, out: Path) -> str:
+    from rackwise.pipeline.engines.outputs import (  # noqa: PLC0415
+        REJECTED_DIR,
+        REJECTED_SAMPLE,
+        SAMPLE_ROWS,
+    )
+
     shown = f", the first {SAMPLE_ROWS:,} in {REJECTED_SAMPLE}" if count > SAMPLE_ROWS else ""
-    detail = f"{_rows(count)} rejected -> {path}{shown}"
-    progress.stage("rejected", time.perf_counter() - began, detail)
-    return count
-
-
-def rejected_by_cluster(spark: SparkSession, out: Path) -> dict[str, int]:
-    """The rows :func:`write_rejected` wrote, counted per cluster (read back: the validation is
-    not run again)."""
-    rows = spark.read.parquet(str(out / REJECTED_DIR)).groupBy("cluster_id").count().collect()
-    return {str(r["cluster_id"]): int(r["count"]) for r in rows}
+    return f"{_rows(count)} rejected -> {out / REJECTED_DIR}{shown}"
 
 
 def _rows(count: int) -> str:
     return f"{count:,} row" + ("" if count == 1 else "s")
 
 
-def _refuse_rejects(args: argparse.Namespace, count: int, progress: Progress) -> bool:
-    if args.fail_on_rejects and count:
-        progress.line(f"error: {_rows(count)} rejected (--fail-on-rejects); see {args.out}")
-        return True
-    return False
-
-
 def run_audit(args: argparse.Namespace) -> int:
-    progress = Progress()
-    spark, tables = ingest(args, progress)
-    rejected = write_rejected(tables, Path(args.out), progress)
-    if _refuse_rejects(args, rejected, progress):
-        return EXIT_REJECTS
-    from rackwise.pipeline.audit_job import run_audit as audit_job  # noqa: PLC0415
-
-    began = time.perf_counter()
-    summary = audit_job(
-        spark, tables, args.out, args.min_insync_replicas, on_stage=progress.timed("audit")
-    )
-    progress.stage("audit", time.perf_counter() - began, f"-> {args.out}")
-    _print_summary(args, summary, rejected, _AUDIT_COLUMNS)
-    return 0
+    return _run_stages(args, "audit")
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    progress = Progress()
-    spark, tables = ingest(args, progress)
-    rejected = write_rejected(tables, Path(args.out), progress)
-    if _refuse_rejects(args, rejected, progress):
-        return EXIT_REJECTS
-    from rackwise.pipeline.plan_job import run_plan as plan_job  # noqa: PLC0415
-
-    began = time.perf_counter()
-    summary = plan_job(
-        spark,
-        tables,
-        args.out,
-        args.strategy,
-        args.throttle,
-        args.min_insync_replicas,
-        on_stage=progress.timed("plan"),
-        rejected=rejected_by_cluster(spark, Path(args.out)),
-    )
-    progress.stage("plan", time.perf_counter() - began, f"-> {args.out}")
-    if args.format == "json":
-        _print_summary(args, summary, rejected, _PLAN_COLUMNS)
-    else:
-        _print_summary(args, {"clusters": _plan_table(summary)}, rejected, _PLAN_COLUMNS)
-    return 0
-
-
-def _plan_table(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The plan's headline figures per cluster, flat, for the table (the JSON has them all)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for cluster_id, entry in summary.get("clusters", {}).items():
-        spread = entry.get("spread_violations", {})
-        seconds = entry.get("move_time", {}).get("seconds")
-        rows[cluster_id] = {
-            "replica_moves": entry.get("replica_moves"),
-            "lower_bound": entry.get("lower_bound", {}).get("replica_moves"),
-            "intra_broker_moves": entry.get("intra_broker_moves"),
-            "leader_moves": entry.get("leader_moves"),
-            "data_to_move_bytes": entry.get("data_to_move_bytes"),
-            "spread_before": spread.get("before"),
-            "spread_after": spread.get("after"),
-            "score_after": entry.get("balancedness_score", {}).get("after"),
-            "move_time_s": None if seconds is None else round(float(seconds), 1),
-        }
-    return rows
+    return _run_stages(args, "plan")
 
 
 def _print_summary(
-    args: argparse.Namespace, summary: dict[str, Any], rejected: int, preferred: tuple[str, ...]
+    args: argparse.Namespace, summary: dict[str, Any], rejected: int, command: str
 ) -> None:
     if args.format == "json":
         print(json.dumps({**summary, "rejected": rejected}, sort_keys=True, indent=2))
         return
-    clusters: dict[str, dict[str, Any]] = summary.get("clusters", {})
-    first = next(iter(clusters.values()), {})
-    columns = [c for c in preferred if c in first] or [
-        k for k, v in first.items() if isinstance(v, int | float) and not isinstance(v, bool)
-    ]
-    rows = [
-        [cluster_id, *(entry.get(c) for c in columns)]
-        for cluster_id, entry in list(clusters.items())[:TABLE_CLUSTERS]
-    ]
-    print(render(["cluster", *columns], rows))
+    preferred: tuple[str, ...] = _AUDIT_COLUMNS
+    clusters = summary.get("clusters", {})
+    if command == "plan":
+        clusters, preferred = plan_table(summary), _PLAN_COLUMNS
+    headers, rows = table_rows(clusters, preferred)
+    print(render(headers, rows))
     if len(clusters) > TABLE_CLUSTERS:
         print(f"... {len(clusters) - TABLE_CLUSTERS:,} more clusters in {args.out}")
     print(f"rejected rows: {rejected:,}")

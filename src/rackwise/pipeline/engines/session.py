@@ -1,0 +1,147 @@
+"""The one place a SparkSession is built.
+
+By default the pipeline runs on local Spark (``local[*]``) with settings that fit one machine:
+few shuffle partitions, Arrow for pandas exchange, quiet logs. ``master`` (``--master``) points it
+at any cluster; under ``spark-submit`` the master, resources and logging come from the submit
+command and are left alone.
+
+Quiet logs. Started from Python, Spark's JVM prints a log4j banner, a WARN that the hostname
+resolves to a loopback address and one that the native Hadoop library is missing before any
+code can lower its log level. So the driver JVM is started with a log4j2 configuration of our
+own (``-Dlog4j2.configurationFile``, through ``spark.driver.extraJavaOptions``): one console
+appender on stderr at ``ERROR`` (``RACKWISE_SPARK_LOG_LEVEL`` sets another level, ``WARN`` or
+``INFO`` to debug), so real errors still show; and for a local master, where Spark would
+otherwise pick the first non-loopback interface, ``SPARK_LOCAL_IP`` is ``127.0.0.1`` unless it is
+set. The file is written once per level into the temporary directory. The JVM itself still
+says ``WARNING: Using incubator modules: jdk.incubator.vector`` (Spark's launcher adds the
+module; the JVM has no switch for that line).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER: Final = "local[*]"
+APP_NAME: Final = "rackwise-pipeline"
+LOG_LEVEL_ENV: Final = "RACKWISE_SPARK_LOG_LEVEL"
+DEFAULT_LOG_LEVEL: Final = "ERROR"
+_LOG_LEVELS: Final = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+_DRIVER_MEMORY: Final = "8g"
+_SHUFFLE_PARTITIONS: Final = "8"
+_LOCAL_IP: Final = "127.0.0.1"
+
+_LOG4J2: Final = """\
+# Written by rackwise.pipeline.engines.session: Spark's driver logs, {level} and above, on stderr.
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+# The Python gateway counts as a shell: without its own level Spark says it set one.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = {level}
+"""
+
+
+def under_spark_submit() -> bool:
+    """Whether this process is a driver started by ``spark-submit``."""
+    return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1"
+
+
+def _not_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def quiet_interrupts() -> None:
+    """Make Ctrl-C stop the driver with nothing but the command's own line.
+
+    PySpark's SIGINT handler cancels the jobs by calling into the JVM from inside the signal
+    handler, which re-enters the py4j call the main thread is waiting in; py4j then logs both
+    failures as tracebacks on the root logger (up to 45 lines). Here SIGINT raises
+    ``KeyboardInterrupt`` at once (the JVM is stopped by :func:`stop_jvm` instead), and py4j's
+    log records are dropped. Call after the session is created (it installs its handler)."""
+    logging.getLogger().addFilter(_not_py4j)
+    py4j = logging.getLogger("py4j")
+    py4j.setLevel(logging.CRITICAL + 1)
+    py4j.propagate = False
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def stop_jvm() -> None:
+    """Kill the JVM this process started for Spark, if it did (not one of ``spark-submit``):
+    after an interrupt, so that its tasks failing as their workers are interrupted too print
+    nothing. The executors of a remote master see the driver go, as at any driver exit."""
+    context = sys.modules.get("pyspark.core.context") or sys.modules.get("pyspark.context")
+    gateway = getattr(getattr(context, "SparkContext", None), "_gateway", None)
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.poll() is None:
+        process.kill()
+
+
+def log_level() -> str:
+    """The driver's log level: ``RACKWISE_SPARK_LOG_LEVEL`` or ``ERROR``."""
+    level = os.environ.get(LOG_LEVEL_ENV, DEFAULT_LOG_LEVEL).strip().upper()
+    if level not in _LOG_LEVELS:
+        raise ValueError(f"{LOG_LEVEL_ENV} must be one of {', '.join(_LOG_LEVELS)}, got {level!r}")
+    return level
+
+
+def log4j2_file(level: str) -> Path:
+    """The log4j2 properties file for ``level``, written (atomically) if it is not there yet."""
+    text = _LOG4J2.format(level=level.lower())
+    path = Path(tempfile.gettempdir()) / f"rackwise-spark-log4j2-{level.lower()}.properties"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    return path
+
+
+def get_spark(master: str | None = None, *, app_name: str = APP_NAME) -> SparkSession:
+    """Return the pipeline's SparkSession, creating it on first use.
+
+    Python workers run this interpreter (``PYSPARK_PYTHON``): without it Spark starts the
+    system ``python3``, which lacks rackwise, and every grouped pandas function fails.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession  # noqa: PLC0415  (Spark loads only when a job runs)
+
+    builder = SparkSession.builder.appName(app_name)
+    ours = master is not None or not under_spark_submit()
+    level = log_level()
+    if ours:
+        chosen = master or DEFAULT_MASTER
+        if chosen.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", _LOCAL_IP)
+        builder = builder.master(chosen)
+        builder = builder.config("spark.driver.memory", _DRIVER_MEMORY)
+        config = log4j2_file(level).as_uri()
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
+        )
+    builder = (
+        builder.config("spark.sql.shuffle.partitions", _SHUFFLE_PARTITIONS)
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.adaptive.enabled", "true")
+    )
+    spark = builder.getOrCreate()
+    if ours:
+        spark.sparkContext.setLogLevel(level)
+    return spark
