@@ -130,6 +130,12 @@ def test_reads_return_whole_batches_below_max_offset(h: LogHarness) -> None:
     one = log.read(0, max_bytes=10, max_offset=6, min_one_batch=True)
     assert one.records == whole.records[: sizes[0]]
     assert one.file_region == (h.directory / "00000000000000000000.log", 0, sizes[0])
+    third = log.read(5, max_bytes=10_000, max_offset=6, min_one_batch=True)
+    assert third.file_region == (
+        h.directory / "00000000000000000000.log",
+        sizes[0] + sizes[1],
+        sizes[2],
+    )
     empty = log.read(6, max_bytes=100, max_offset=6, min_one_batch=True)
     assert (empty.records, empty.first_offset) == (b"", 6)
     with pytest.raises(OffsetOutOfRangeException, match="range 0 to 6") as caught:

@@ -85,7 +85,8 @@ class FrameDecoder:
             start = self._position + SIZE_BYTES
             if len(buffer) - start < size:
                 break
-            frames.append(bytes(buffer[start : start + size]))
+            with memoryview(buffer) as view:
+                frames.append(bytes(view[start : start + size]))  # one copy, not two
             self._position = start + size
         self._compact()
         return Frames(tuple(frames))

@@ -408,12 +408,10 @@ class PartitionLog:
                     offset, max_bytes=max_bytes, max_offset=max_offset, min_one_batch=min_one_batch
                 )
                 if found is not None:
-                    data, first = found
+                    data, first, position = found
                     if not data:
                         return FetchSlice(b"", offset)
-                    position = segment.translate_offset(first)
-                    region = (segment.log_path, position.position if position else 0, len(data))
-                    return FetchSlice(data, first, region)
+                    return FetchSlice(data, first, (segment.log_path, position, len(data)))
             return FetchSlice(b"", offset)
 
     def usable(self, segment: LogSegment) -> None:

@@ -59,6 +59,7 @@ LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"
 TIME_INDEX_SUFFIX: Final = ".timeindex"
 SCAN_CHUNK_BYTES: Final = 64 * 1024
+TRANSLATE_CHUNK_BYTES: Final = 4096
 RECOVER_CHUNK_BYTES: Final = 8 * 1024 * 1024
 UNKNOWN: Final = -2
 """A lazily computed value not yet known (distinct from NO_TIMESTAMP)."""
@@ -67,16 +68,19 @@ _OFFSET_AND_LENGTH: Final = struct.Struct(">qi")
 _MIN_LENGTH: Final = BATCH_HEADER_BYTES - LOG_OVERHEAD
 
 
-def iter_file_headers(files: FileCache, path: Path, start: int, end: int) -> Iterator[BatchHeader]:
+def iter_file_headers(
+    files: FileCache, path: Path, start: int, end: int, chunk: int = SCAN_CHUNK_BYTES
+) -> Iterator[BatchHeader]:
     """Headers of the whole batches of the file ``path`` between ``start`` and ``end``, read in
-    chunks, with their positions in the file; stops before an incomplete tail."""
+    chunks of ``chunk`` bytes, with their positions in the file; stops before an incomplete
+    tail."""
     pos = start
     buf = b""
     buf_start = start
     while end - pos >= BATCH_HEADER_BYTES:
         rel = pos - buf_start
         if rel + BATCH_HEADER_BYTES > len(buf):
-            buf = files.read(path, pos, min(SCAN_CHUNK_BYTES, end - pos))
+            buf = files.read(path, pos, min(chunk, end - pos))
             buf_start, rel = pos, 0
             if len(buf) < BATCH_HEADER_BYTES:
                 return
@@ -193,11 +197,13 @@ class LogSegment:
 
     # ---- scanning ----------------------------------------------------------------------------
 
-    def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[BatchHeader]:
+    def iter_headers(
+        self, start: int = 0, end: int | None = None, chunk: int = SCAN_CHUNK_BYTES
+    ) -> Iterator[BatchHeader]:
         """Headers of the whole batches between positions ``start`` and ``end`` (the segment's
         size), with their positions in the file. Stops before an incomplete tail."""
         return iter_file_headers(
-            self.files, self.log_path, start, self.size if end is None else end
+            self.files, self.log_path, start, self.size if end is None else end, chunk
         )
 
     def iter_headers_tolerant(self, start: int = 0) -> Iterator[BatchHeader]:
@@ -239,7 +245,9 @@ class LogSegment:
         """The first batch whose last offset is at least ``offset``, or None."""
         self.ensure_indexes()
         _, position = self.offset_index.lookup(offset)
-        for header in self.iter_headers(max(position, start_position)):
+        # The batch sought is within about index.interval.bytes of the entry, often the first
+        # one: read a page at a time rather than a scan's chunk of records not wanted here.
+        for header in self.iter_headers(max(position, start_position), chunk=TRANSLATE_CHUNK_BYTES):
             if header.last_offset >= offset:
                 return header
         return None
@@ -255,17 +263,18 @@ class LogSegment:
 
     def read(
         self, start_offset: int, *, max_bytes: int, max_offset: int, min_one_batch: bool
-    ) -> tuple[bytes, int] | None:
-        """Whole batches from the one holding ``start_offset`` (module docstring) and the base
-        offset of the first; None if the segment has no offset at or above ``start_offset``."""
+    ) -> tuple[bytes, int, int] | None:
+        """Whole batches from the one holding ``start_offset`` (module docstring), the base
+        offset of the first and its position in the file; None if the segment has no offset at
+        or above ``start_offset``."""
         first = self.translate_offset(start_offset)
         if first is None:
             return None
         if first.base_offset >= max_offset:
-            return b"", first.base_offset
+            return b"", first.base_offset, first.position
         wanted = min(max(max_bytes, first.size if min_one_batch else 0), self.size - first.position)
         if wanted < first.size:
-            return b"", first.base_offset
+            return b"", first.base_offset, first.position
         data = self.files.read(self.log_path, first.position, wanted)
         end, size = 0, len(data)
         unpack = _OFFSET_AND_LENGTH.unpack_from
@@ -275,7 +284,7 @@ class LogSegment:
             if base_offset >= max_offset or following > size or length < _MIN_LENGTH:
                 break
             end = following
-        return (data if end == size else data[:end]), first.base_offset
+        return (data if end == size else data[:end]), first.base_offset, first.position
 
     # ---- appending ---------------------------------------------------------------------------
 
