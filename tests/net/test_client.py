@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from rackwise.net import (
+    ConnectionSlot,
     DisconnectException,
     KafkaConnection,
     RequestTimedOutException,
@@ -118,3 +119,28 @@ def test_timeout_errors_are_retriable() -> None:
     assert RequestTimedOutException.retriable
     assert RequestTimedOutException.error_code == 7
     assert DisconnectException.error_code == 13
+
+
+def test_a_connection_slot_opens_once_and_again_after_a_close() -> None:
+    async def scenario() -> tuple[int, int, int, bool]:
+        opened: list[KafkaConnection] = []
+        async with await start_server(with_api_versions, Listener.CONTROLLER) as server:
+
+            async def connect() -> KafkaConnection:
+                conn = await KafkaConnection.connect("127.0.0.1", server.port)
+                opened.append(conn)
+                return conn
+
+            slot = ConnectionSlot(connect, negotiate_timeout_s=5.0)
+            first = await asyncio.gather(*(slot.get() for _ in range(5)))
+            shared = len({id(c) for c in first})
+            negotiated = first[0].version_for(ApiKey.CREATE_TOPICS)
+            await slot.drop(only_if_closed=True)  # open: left alone
+            kept = slot.current is first[0]
+            await first[0].close()
+            second = await slot.get()
+            await slot.drop()
+            return shared, negotiated, len(opened), kept and second is not first[0]
+
+    shared, negotiated, opened, replaced = run(scenario())
+    assert (shared, negotiated, opened, replaced) == (1, 7, 2, True)

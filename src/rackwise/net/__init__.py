@@ -42,6 +42,7 @@ subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (c
 from rackwise.net.client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_REQUEST_TIMEOUT_S,
+    ConnectionSlot,
     KafkaConnection,
 )
 from rackwise.net.errors import (
@@ -80,6 +81,7 @@ __all__ = [
     "ArrivalHook",
     "ClientConnection",
     "CloseConnection",
+    "ConnectionSlot",
     "DisconnectException",
     "Handler",
     "KafkaConnection",

@@ -34,7 +34,7 @@ import asyncio
 import collections
 import contextlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
@@ -293,3 +293,53 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
     """Mark a failed request's error as seen (its caller may have timed out and gone)."""
     if not future.cancelled():
         future.exception()
+
+
+class ConnectionSlot:
+    """The one connection a component keeps to a peer: opened by ``connect`` on first use, its
+    versions negotiated (within ``negotiate_timeout_s``), and opened again on the next use
+    after it closes or is dropped. Tasks of one component share it; a lock keeps two of them
+    from opening two.
+
+    ``slot = ConnectionSlot(channel.connect, negotiate_timeout_s=30.0)``;
+    ``await (await slot.get()).request(...)``; after a network error ``await slot.drop()``.
+    """
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[KafkaConnection]],
+        *,
+        negotiate_timeout_s: float | None = None,
+    ) -> None:
+        self.connect = connect
+        self.negotiate_timeout_s = negotiate_timeout_s
+        self._connection: KafkaConnection | None = None
+        self._opening = asyncio.Lock()
+
+    @property
+    def current(self) -> KafkaConnection | None:
+        """The connection held now, open or not; None before the first use or after a drop."""
+        return self._connection
+
+    async def get(self) -> KafkaConnection:
+        """The open connection, opened and negotiated first when there is none."""
+        async with self._opening:
+            if self._connection is None or self._connection.is_closed:
+                connection = await self.connect()
+                try:
+                    await connection.negotiate_versions(timeout_s=self.negotiate_timeout_s)
+                except BaseException:
+                    await connection.close()
+                    raise
+                self._connection = connection
+            return self._connection
+
+    async def drop(self, *, only_if_closed: bool = False) -> None:
+        """Close and forget the connection (with ``only_if_closed``, only one that is closed
+        already: one another task has just opened is left alone)."""
+        connection = self._connection
+        if connection is None or (only_if_closed and not connection.is_closed):
+            return
+        self._connection = None
+        with contextlib.suppress(Exception):
+            await connection.close()

@@ -52,7 +52,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from rackwise.image import MetadataImage
-from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
+from rackwise.net import (
+    ConnectionSlot,
+    KafkaConnection,
+    NetworkException,
+    RequestTimedOutException,
+)
 from rackwise.node.alter_configs import alter_configs_error, configs_applied
 from rackwise.node.controller_channel import carries_not_controller
 from rackwise.protocol import (
@@ -346,23 +351,9 @@ class Forwarder:
         *,
         apply_wait_s: float = DEFAULT_APPLY_WAIT_S,
     ) -> None:
-        self.connect = connect
         self.wait_applied = wait_applied
         self.apply_wait_s = apply_wait_s
-        self._connection: KafkaConnection | None = None
-        self._connecting = asyncio.Lock()
-
-    async def _connected(self) -> KafkaConnection:
-        async with self._connecting:
-            if self._connection is None or self._connection.is_closed:
-                connection = await self.connect()
-                try:
-                    await connection.negotiate_versions()
-                except BaseException:
-                    await connection.close()
-                    raise
-                self._connection = connection
-            return self._connection
+        self._controller = ConnectionSlot(connect)
 
     async def forward(self, request: Any) -> Any:
         """The controller's answer to ``request``, in ``request``'s version, once this broker's
@@ -434,7 +425,7 @@ class Forwarder:
         remaining = deadline - asyncio.get_running_loop().time()
         try:
             async with asyncio.timeout(max(remaining, 0.0)):
-                connection = await self._connected()
+                connection = await self._controller.get()
         except (TimeoutError, RequestTimedOutException) as e:
             # Not the controller's answer timing out: the controller is not reachable yet.
             raise NetworkException(f"connecting to the controller timed out: {e}") from None
@@ -447,12 +438,7 @@ class Forwarder:
     async def _drop(self, *, is_broken: bool) -> None:
         """Forget the connection once closed, or when ``is_broken`` (the next try opens
         another); one another request just opened is left alone."""
-        connection = self._connection
-        if connection is not None and (is_broken or connection.is_closed):
-            self._connection = None
-            await connection.close()
+        await self._controller.drop(only_if_closed=not is_broken)
 
     async def close(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            await connection.close()
+        await self._controller.drop()

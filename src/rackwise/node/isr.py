@@ -42,7 +42,6 @@ Worked example
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -50,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.image import MetadataImage, PartitionRegistration
-from rackwise.net import KafkaConnection, NetworkException
+from rackwise.net import ConnectionSlot, KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey, ProtocolError, UnsupportedVersionException
 from rackwise.records.constants import LEADER_RECOVERED
 
@@ -230,10 +229,9 @@ class IsrManager:
         self.broker_epoch = broker_epoch
         self.image = image
         self.wait_image = wait_image
-        self.connect = connect
         self.caught_up = caught_up
         self._answered: set[IsrChange] = set()
-        self._connection: KafkaConnection | None = None
+        self._controller = ConnectionSlot(connect, negotiate_timeout_s=REQUEST_TIMEOUT_S)
 
     def plan(self, image: MetadataImage) -> list[IsrChange]:
         """The changes to send now for ``image``: planned, not yet answered."""
@@ -293,7 +291,7 @@ class IsrManager:
     async def send(self, changes: Sequence[IsrChange]) -> bool:
         """One AlterPartition for ``changes``; whether every one was settled."""
         try:
-            connection = await self._connected()
+            connection = await self._controller.get()
             response = await connection.request(
                 ApiKey.ALTER_PARTITION,
                 alter_partition_values(self.broker_id, self.broker_epoch(), changes),
@@ -316,19 +314,5 @@ class IsrManager:
             LOG.info("ISR change refused: %s", line)
         return len(settled) == len(changes)
 
-    async def _connected(self) -> KafkaConnection:
-        if self._connection is None or self._connection.is_closed:
-            connection = await self.connect()
-            try:
-                await connection.negotiate_versions(timeout_s=REQUEST_TIMEOUT_S)
-            except BaseException:
-                await connection.close()
-                raise
-            self._connection = connection
-        return self._connection
-
     async def close(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            with contextlib.suppress(Exception):
-                await connection.close()
+        await self._controller.drop()

@@ -72,7 +72,7 @@ from typing import Any, ClassVar, Final
 from rackwise.common.errors import RackwiseError
 from rackwise.controller import ProducerIdsBlock
 from rackwise.controller.producer_ids import MAX_PRODUCER_ID
-from rackwise.net import KafkaConnection, NetworkException
+from rackwise.net import ConnectionSlot, KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey, ProtocolError, UnsupportedVersionException, make
 from rackwise.protocol import response_class as protocol_response_class
 
@@ -143,7 +143,6 @@ class RpcProducerIdManager:
     ) -> None:
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
-        self.connect = connect
         self.block_wait_ms = block_wait_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.max_retry_backoff_ms = max_retry_backoff_ms
@@ -152,7 +151,7 @@ class RpcProducerIdManager:
         self._next: ProducerIdsBlock | None = None
         self._arrived = asyncio.Event()
         self._fetch: asyncio.Task[None] | None = None
-        self._connection: KafkaConnection | None = None
+        self._controller = ConnectionSlot(connect, negotiate_timeout_s=REQUEST_TIMEOUT_S)
         self._is_closed = False
         self.num_requests = 0
         """AllocateProducerIds requests sent (for tests and metrics)."""
@@ -228,7 +227,7 @@ class RpcProducerIdManager:
         """One AllocateProducerIds; the block, or None (logged) when there is none to use."""
         epoch = self.broker_epoch()
         try:
-            connection = await self._connected()
+            connection = await self._controller.get()
             self.num_requests += 1
             response = await connection.request(
                 ApiKey.ALLOCATE_PRODUCER_IDS,
@@ -238,7 +237,7 @@ class RpcProducerIdManager:
             )
         except (NetworkException, ProtocolError, UnsupportedVersionException) as e:
             LOG.warning("asking the controller for producer ids failed, will retry: %s", e)
-            await self._drop_connection()
+            await self._controller.drop()
             return None
         error = int(response.error_code)
         if error == STALE_BROKER_EPOCH:
@@ -271,23 +270,6 @@ class RpcProducerIdManager:
             return ProducerIdsBlock(self.broker_id, start, length)
         return None
 
-    async def _connected(self) -> KafkaConnection:
-        if self._connection is None or self._connection.is_closed:
-            connection = await self.connect()
-            try:
-                await connection.negotiate_versions(timeout_s=REQUEST_TIMEOUT_S)
-            except BaseException:
-                await connection.close()
-                raise
-            self._connection = connection
-        return self._connection
-
-    async def _drop_connection(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            with contextlib.suppress(Exception):
-                await connection.close()
-
     async def close(self) -> None:
         """Stop fetching and handing out ids: waiting and later requests fail with
         COORDINATOR_LOAD_IN_PROGRESS."""
@@ -298,7 +280,7 @@ class RpcProducerIdManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await fetch
         self._arrived.set()
-        await self._drop_connection()
+        await self._controller.drop()
 
 
 # ---- InitProducerId --------------------------------------------------------------------------
