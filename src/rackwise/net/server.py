@@ -385,16 +385,16 @@ class KafkaServer:
         if size <= READ_CHUNK_BYTES:
             return await _read_or_eof(reader, size)
         loop = asyncio.get_running_loop()
-        chunks: list[bytes] = []
-        missing = size
-        while missing:
-            chunk = await reader.read(min(missing, READ_CHUNK_BYTES))
+        # One growing buffer, not a list of chunks: the chunks would come from the heap in
+        # pieces the allocator keeps after a stalled frame is dropped; one buffer goes back.
+        body = bytearray()
+        while len(body) < size:
+            chunk = await reader.read(min(size - len(body), READ_CHUNK_BYTES))
             if not chunk:
                 return None
-            chunks.append(chunk)
-            missing -= len(chunk)
+            body += chunk
             client.last_active = loop.time()
-        return b"".join(chunks)  # the one copy of the body
+        return bytes(body)
 
     async def _answer(self, data: bytes, writer: asyncio.StreamWriter, client: _Client) -> bool:
         """Handle one frame; False when the connection must close."""
