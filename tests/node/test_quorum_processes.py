@@ -7,6 +7,7 @@ import asyncio
 import signal
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from tests.node.conftest import (
     ControllerProcess,
     create_topics,
     fetch_log,
+    register,
     register_unfenced,
     run,
     topic,
@@ -90,6 +92,24 @@ async def leader_id(processes: dict[int, ControllerProcess], timeout_s: float = 
                 return int(part.leader_id)
         await asyncio.sleep(0.1)
     raise AssertionError("no leader")
+
+
+async def active_leader(processes: dict[int, ControllerProcess], timeout_s: float = 20) -> int:
+    """The leader once it acts as the controller: a new leader answers NOT_CONTROLLER until
+    the first entry of its epoch commits. Probed with broker 4's registration, which the
+    tests make next anyway (registering an incarnation again is allowed)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        leader = await leader_id(processes)
+        conn = await processes[leader].connect()
+        try:
+            response = await register(conn, 4, incarnation=uuid.UUID(int=5, version=4), rack="/r1")
+        finally:
+            await conn.close()
+        if int(response.error_code) != NOT_CONTROLLER:
+            return leader
+        assert time.monotonic() < deadline, "the leader never became the active controller"
+        await asyncio.sleep(0.1)
 
 
 async def create_topic(conn: KafkaConnection, name: str) -> int:
@@ -177,7 +197,7 @@ def test_the_controller_channel_follows_the_leader(
 async def pause_the_leader(processes: dict[int, ControllerProcess]) -> None:
     """A leader stopped past the election timeout comes back as a follower, and the write it
     took alone is never committed."""
-    first = await leader_id(processes)
+    first = await active_leader(processes)
     conn = await processes[first].connect()
     await register_unfenced(conn, range(4, 7))
     await conn.close()
@@ -217,7 +237,7 @@ def decoded(data: bytes) -> list[tuple[int, Any]]:
 
 
 async def restart_everyone(processes: dict[int, ControllerProcess]) -> None:
-    first = await leader_id(processes)
+    first = await active_leader(processes)
     conn = await processes[first].connect()
     await register_unfenced(conn, range(4, 7))
     for name in ("a", "b", "c"):
