@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rackwise.pipeline.report.format import (
@@ -99,6 +99,8 @@ _SIZE = re.compile(r"^([\d,]+(?:\.\d)?) (\w+)$")
 
 
 @given(st.integers(min_value=0, max_value=2**62))
+@example(1_073_689_396)  # 1023.95 MiB: rounds up into the next unit
+@example(1_048_575)
 def test_a_size_reads_back_within_its_rounding(value: int) -> None:
     number, unit = _SIZE.fullmatch(format_bytes(value)).groups()  # type: ignore[union-attr]
     scale = KIB ** BYTE_UNITS.index(unit)

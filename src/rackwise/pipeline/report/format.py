@@ -60,9 +60,11 @@ def format_bytes(value: float | None) -> str:
         return NOT_GIVEN
     assert value is not None
     unit, scale = byte_unit(value)
-    if unit == BYTE_UNITS[0]:
-        return f"{value:,.0f} B"
-    return f"{value / scale:,.1f} {unit}"
+    digits = 0 if unit == BYTE_UNITS[0] else 1
+    if abs(round(value / scale, digits)) >= KIB and unit != BYTE_UNITS[-1]:
+        # 1,073,689,396 B is 1023.95 MiB, which rounds to 1024.0: say 1.0 GiB instead.
+        unit, scale, digits = BYTE_UNITS[BYTE_UNITS.index(unit) + 1], scale * KIB, 1
+    return f"{value / scale:,.{digits}f} {unit}"
 
 
 def format_rate(bytes_per_s: float | None) -> str:
