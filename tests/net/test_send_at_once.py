@@ -29,8 +29,9 @@ async def _deliver(buffers: list[bytes], send_buffer: int, queued_first: bytes =
         await writer.drain()
         return received
     finally:
-        writer.close()
-        peer_writer.close()
+        for each in (writer, peer_writer):
+            each.close()
+            await each.wait_closed()
 
 
 def test_partial_writev_sends_the_rest_in_order() -> None:
@@ -49,10 +50,11 @@ def test_small_response_goes_whole() -> None:
             return list(_send_at_once(writer.transport, buffers))
         finally:
             writer.close()
+            await writer.wait_closed()
 
-    assert asyncio.run(once()) == []
-    assert right.recv(100) == b"\x00\x00\x00\x05hello"
-    right.close()
+    with right:
+        assert asyncio.run(once()) == []
+        assert right.recv(100) == b"\x00\x00\x00\x05hello"
 
 
 def test_waits_behind_bytes_already_queued() -> None:

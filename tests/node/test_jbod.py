@@ -338,6 +338,8 @@ def test_failed_directories_take_only_their_replicas_offline(jbod: Jbod) -> None
         writer2 = Writer(jbod.bootstrap, [("topic2", 1)], ledger2, timeout_ms=5_000)
         writer.start()
         writer2.start()
+        # Both producers running before the first disk fails, however slow they were to start.
+        eventually(lambda: len(ledger.acked) > 10 and len(ledger2.acked) > 10, 60)
         leader1, _ = _leader_and_isr(jbod.bootstrap, "topic1")
         follower = next(b for b in (1, 2, 3) if b != leader1)
         steps = [[follower], [leader1], [1, 2, 3]]

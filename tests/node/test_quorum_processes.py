@@ -118,7 +118,7 @@ async def create_topic(conn: KafkaConnection, name: str) -> int:
 
 
 async def kill_the_leader(processes: dict[int, ControllerProcess]) -> None:
-    first = await leader_id(processes)
+    first = await active_leader(processes)
     follower = next(p for i, p in processes.items() if i != first)
     conn = await follower.connect()
     assert await create_topic(conn, "refused") == NOT_CONTROLLER
@@ -158,7 +158,7 @@ def test_killing_the_leader_loses_no_acknowledged_topic(
 
 
 async def follow_the_leader(processes: dict[int, ControllerProcess]) -> None:
-    first = await leader_id(processes)
+    first = await active_leader(processes)
     addresses = {i: ("127.0.0.1", p.port) for i, p in processes.items()}
     channel = ControllerChannel(
         list(addresses.values()), voters=addresses, client_id="test", connect_timeout_s=2
