@@ -29,8 +29,11 @@ a fenced one. The rack offset then moves on by one, which gives the striped patt
 Once as many partitions as there are unfenced brokers have been placed (and there are at
 least two), the rack order and every broker list are shuffled with ``Collections.shuffle``
 and the epoch count starts again from 0. A list keeps its position and its last epoch through
-a shuffle, so a list last used in epoch 0 is *not* restarted in the new epoch 0: Kafka has
-this quirk and so does this port.
+a shuffle, so a list last used in epoch e is *not* restarted on its first visit in the new
+epoch e, and may have no broker left to give there: Kafka has this quirk and so does this
+port. It can put a fenced broker where an unfenced one of the same rack was free, or a second
+replica in a rack where another rack had a broker free (seed 1, racks ``b`` = {1},
+``a`` = {2, fenced 3}, ``c`` = {4}: the fifth partition is ``[4, 3]``).
 
 The random draws depend only on list sizes: first one ``nextInt(size)`` per non-empty list
 and one ``nextInt(number of racks)``, taken before any validation (as Kafka's ``RackList``
@@ -333,7 +336,7 @@ def _stripe_around(
 
     The lists Kafka would have taken the kept replicas from start their epoch: the unfenced
     list the leader search reaches first, then the list of each kept replica; in the end each
-    counts at least its kept replicas as handed out. Both matter only through the epoch-0
+    counts at least its kept replicas as handed out. Both matter only through the epoch
     quirk of the module docstring, where a list's position outlives the partition, and make
     replicas this placer made continue exactly."""
     kept_ids, kept_lists, num_kept, rack_count = held
