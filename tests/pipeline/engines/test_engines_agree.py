@@ -160,3 +160,28 @@ def test_random_fleets_give_the_same_outputs_on_both_engines(
         root = Path(scratch)
         write_fleet(root / "fleet", *fleet)
         _run_both(spark, root / "fleet", root, strategy, min_isr)
+
+
+def test_a_fleet_whose_every_row_is_rejected_plans_nothing_on_both_engines(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    brokers = [{"cluster_id": "c0", "broker_id": 1, "rack": "/dc1//r3", "log_dirs": []}]
+    replicas = pa.table(
+        {
+            "cluster_id": pa.array(["c0"], pa.string()),
+            "topic": pa.array(["t"], pa.string()),
+            "partition": pa.array([0], pa.int32()),
+            "replica_index": pa.array([0], pa.int32()),
+            "broker_id": pa.array([1], pa.int32()),
+            "log_dir": pa.array([None], pa.string()),
+            "size_bytes": pa.array([-1], pa.int64()),
+        }
+    )
+    write_fleet(tmp_path / "fleet", brokers, replicas)
+    _run_both(spark, tmp_path / "fleet", tmp_path, "rack-aware", 2)
+    for engine in ("local", "spark"):
+        summary = json.loads((tmp_path / engine / "plan_summary.json").read_text())
+        assert len(_rows(tmp_path / engine / "rejected")) == 2, engine
+        assert _reassignments(tmp_path / engine) == {}
+        assert (tmp_path / engine / "report.html").stat().st_size > 0
+        assert summary["fleet"]["clusters"] == 0, summary

@@ -41,6 +41,7 @@ from rackwise.pipeline.audit.summary import summary_from_frames
 from rackwise.pipeline.plan import REASSIGNMENT_FILE, ROWS_DIR, cluster_dir_name
 from rackwise.pipeline.plan import SUMMARY_FILE as PLAN_SUMMARY_FILE
 from rackwise.pipeline.plan.after import after_load, load_frames, skew_figures
+from rackwise.pipeline.plan.group import PLAN_ROW_COLUMNS
 from rackwise.pipeline.plan.summary import after_state, build_summary
 from rackwise.pipeline.report import REPORT_CLUSTERS, write_report
 
@@ -83,9 +84,15 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def read_table(out: Path, name: str, cluster_ids: list[str] | None = None) -> pd.DataFrame:
     """The audit table ``name`` as written under ``OUT/audit``, read on the driver (pyarrow),
     only the rows of ``cluster_ids`` when given."""
+    if cluster_ids == []:  # a filter on no values has no type to compare with
+        return pq.read_schema(_first_file(out / AUDIT_DIR / name)).empty_table().to_pandas()
     filters = None if cluster_ids is None else [("cluster_id", "in", cluster_ids)]
     frame: pd.DataFrame = pq.read_table(out / AUDIT_DIR / name, filters=filters).to_pandas()
     return frame
+
+
+def _first_file(table_dir: Path) -> Path:
+    return min(table_dir.rglob("*.parquet"))
 
 
 # --- rejected rows ------------------------------------------------------------------------------
@@ -172,12 +179,13 @@ def finish_audit(
 
 
 def read_rows(out: Path, kinds: list[str], columns: list[str] | None = None) -> pd.DataFrame:
-    """The plan's rows of ``kinds`` from ``OUT/plan/rows`` (with ``kind``)."""
+    """The plan's rows of ``kinds`` from ``OUT/plan/rows`` (with ``kind``); no rows, with the
+    same columns, where the plan wrote none of them (an input whose every row was rejected)."""
     root = out / ROWS_DIR
     wanted = None if columns is None else [*columns, "kind"]
     present = [k for k in kinds if (root / f"kind={k}").is_dir()]
     if not present:
-        return pd.DataFrame(columns=wanted or ["cluster_id", "kind"])
+        return pd.DataFrame(columns=wanted or list(PLAN_ROW_COLUMNS))
     table = pq.read_table(root, columns=wanted, filters=[("kind", "in", present)])
     frame: pd.DataFrame = table.to_pandas()
     frame["kind"] = frame["kind"].astype(str)

@@ -65,6 +65,7 @@ PLAN_ROWS_DDL: Final = (
     "leaders_low double, leaders_target double, leaders_high double, "
     "bytes_low double, bytes_target double, bytes_high double, payload string"
 )
+PLAN_ROW_COLUMNS: Final = tuple(field.split(" ")[0] for field in PLAN_ROWS_DDL.split(", "))
 TARGET_METRICS: Final = ("replicas", "leaders", "bytes")
 TARGET_BOUNDS: Final = ("low", "target", "high")
 """A broker row's target columns are ``f"{metric}_{bound}"``."""
@@ -186,9 +187,8 @@ def _table(cluster_id: str, kind: str, size: int, columns: dict[str, pa.Array]) 
         "payload": pa.string(),
         **{f"{m}_{b}": _DOUBLE for m in TARGET_METRICS for b in TARGET_BOUNDS},
     }
-    names = [f.split(" ")[0] for f in PLAN_ROWS_DDL.split(", ")]
     arrays = []
-    for name in names:
+    for name in PLAN_ROW_COLUMNS:
         if name == "cluster_id":
             arrays.append(pa.array([cluster_id] * size, pa.string()))
         elif name == "kind":
@@ -197,7 +197,7 @@ def _table(cluster_id: str, kind: str, size: int, columns: dict[str, pa.Array]) 
             arrays.append(columns[name].cast(types.get(name, _LONG)))
         else:
             arrays.append(pa.nulls(size, types.get(name, _LONG)))
-    return pa.Table.from_arrays(arrays, names=names)
+    return pa.Table.from_arrays(arrays, names=list(PLAN_ROW_COLUMNS))
 
 
 def _replica_rows(cluster_id: str, plan: Plan) -> pa.Table:
