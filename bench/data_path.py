@@ -268,7 +268,17 @@ def end_offsets(bootstrap: str, name: str, partitions: int) -> list[int]:
         consumer.close()
 
 
-def consume_rate(bootstrap: str, name: str, partitions: int, total: int) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def consume_rate(
+    bootstrap: str, name: str, partitions: int, total: int, broker: int | None = None
+) -> dict[str, Any]:
+    """librdkafka reads ``total`` records; with ``broker`` (a pid), the CPU it spent."""
+    used = cpu_seconds(broker) if broker is not None else 0.0
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -291,7 +301,10 @@ def consume_rate(bootstrap: str, name: str, partitions: int, total: int) -> dict
             size += len(message.value())
     elapsed = time.monotonic() - started
     consumer.close()
-    return {"mb_per_s": size / elapsed / 1e6, "records": got, "seconds": elapsed}
+    out = {"mb_per_s": size / elapsed / 1e6, "records": got, "seconds": elapsed}
+    if broker is not None:
+        out["broker_cpu_ms_per_100_mb"] = (cpu_seconds(broker) - used) * 1000 / (size / 1e8)
+    return out
 
 
 # ---- sections ----------------------------------------------------------------------------------
@@ -366,7 +379,9 @@ def run_acks1(
         if stored != sent:
             raise SystemExit(f"sent {sent} records, the broker holds {stored}")
         out["stored_records"] = stored
-        out["consume"] = consume_rate(cluster.bootstrap, TOPIC, partitions, stored)
+        out["consume"] = consume_rate(
+            cluster.bootstrap, TOPIC, partitions, stored, broker_pid(cluster)
+        )
         paced = asyncio.run(drive(cluster.address(1), frame, seconds, rate_bytes_per_s=10e6))
         return {
             "ceiling": top,

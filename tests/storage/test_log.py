@@ -23,7 +23,7 @@ from rackwise.storage.errors import (
     RecordTooLargeException,
     UnexpectedAppendOffsetException,
 )
-from rackwise.storage.files import FileCache
+from rackwise.storage.files import FileCache, FileRegion, RegionUnavailable
 from rackwise.storage.log import PartitionLog
 from tests.storage.helpers import START_MS, LogHarness, batch, read_all
 
@@ -129,13 +129,8 @@ def test_reads_return_whole_batches_below_max_offset(h: LogHarness) -> None:
     assert log.read(0, max_bytes=10, max_offset=6, min_one_batch=False).records == b""
     one = log.read(0, max_bytes=10, max_offset=6, min_one_batch=True)
     assert one.records == whole.records[: sizes[0]]
-    assert one.file_region == (h.directory / "00000000000000000000.log", 0, sizes[0])
     third = log.read(5, max_bytes=10_000, max_offset=6, min_one_batch=True)
-    assert third.file_region == (
-        h.directory / "00000000000000000000.log",
-        sizes[0] + sizes[1],
-        sizes[2],
-    )
+    assert (third.first_offset, third.records) == (4, whole.records[sizes[0] + sizes[1] :])
     empty = log.read(6, max_bytes=100, max_offset=6, min_one_batch=True)
     assert (empty.records, empty.first_offset) == (b"", 6)
     with pytest.raises(OffsetOutOfRangeException, match="range 0 to 6") as caught:
@@ -336,3 +331,55 @@ def test_a_crc_is_what_kafka_computes(h: LogHarness) -> None:
     h.log.append_as_leader(batch(2), leader_epoch=0)
     ((_, data),) = read_all(h.log)
     assert struct.unpack_from(">I", data, 17)[0] == crc32c(data[21:])
+
+
+def test_zero_copy_reads_name_the_bytes_a_copying_read_returns(h: LogHarness) -> None:
+    # Large and small batches, more of them than a zero-copy read walks header by header:
+    # every read as a region or bytes holds exactly the bytes of the copying read.
+    log = h.log
+    assert log is not None
+    for n, size in [(3, 2000), (1, 10), (2, 5000), *[(1, 30)] * 20, (4, 1500), (1, 9000)]:
+        log.append_as_leader(batch(n, size=size), leader_epoch=0)
+    end = log.log_end_offset
+    regions = 0
+    for offset in range(end):
+        for max_bytes in (10, 100, 5_000, 20_000, 1 << 20):
+            for max_offset in (offset + 1, offset + 5, end):
+                for min_one in (True, False):
+                    args = {"max_bytes": max_bytes, "max_offset": max_offset}
+                    copied = log.read(offset, min_one_batch=min_one, **args)
+                    zero = log.read(offset, min_one_batch=min_one, zero_copy=True, **args)
+                    assert zero.first_offset == copied.first_offset
+                    assert bytes(zero.records) == copied.records
+                    if isinstance(zero.records, FileRegion):
+                        regions += 1
+                        assert len(zero.records) >= 4096
+    assert regions > 100
+
+
+def test_a_region_sends_its_bytes_and_fails_clearly_when_its_file_is_cut(
+    h: LogHarness, tmp_path: Path
+) -> None:
+    import socket
+
+    log = h.log
+    assert log is not None
+    log.append_as_leader(batch(8, size=1000), leader_epoch=0)
+    log.append_as_leader(batch(8, size=1000), leader_epoch=0)
+    got = log.read(0, max_bytes=1 << 20, max_offset=16, min_one_batch=True, zero_copy=True)
+    region = got.records
+    assert isinstance(region, FileRegion)
+    expected = log.read(0, max_bytes=1 << 20, max_offset=16, min_one_batch=True).records
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        assert region.send(ours.fileno()) == len(expected)
+        received = b""
+        while len(received) < len(expected):
+            received += theirs.recv(1 << 20)
+        assert received == expected
+        assert region.read_from(100) == expected[100:]
+        log.truncate_to(8)  # the second batch is cut from the file
+        with pytest.raises(RegionUnavailable, match="ends before"):
+            region.send(ours.fileno())
+        with pytest.raises(RegionUnavailable, match="ends inside"):
+            region.read_from(0)

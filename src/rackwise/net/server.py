@@ -39,7 +39,10 @@ Algorithm
     at INFO, as Kafka logs a request it cannot parse), a ``Reply`` is written as is, a
     ``Request`` goes to the handler. The handler returns the response message (of the
     request's API and version), or :data:`NO_RESPONSE` to send nothing, or raises
-    :class:`~rackwise.net.errors.CloseConnection`. A sweeper task closes idle connections.
+    :class:`~rackwise.net.errors.CloseConnection`. The response goes straight to the socket
+    while it takes it (``writev`` for buffers, ``sendfile`` for a file region); only when the
+    socket is full does a 64 KiB piece wait with the transport (:func:`send_response`). A
+    sweeper task closes idle connections.
 
 Worked example
     ``server = await start_server(handler, Listener.CONTROLLER, port=0)`` binds a free port of
@@ -77,6 +80,7 @@ from rackwise.protocol import (
     decode_request,
     encode_response_buffers,
 )
+from rackwise.storage.files import FileRegion, RegionUnavailable
 
 LOG: Final = logging.getLogger("rackwise.net")
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -91,35 +95,92 @@ SWEEP_MIN_INTERVAL_S: Final = 0.01
 CLOSE_WAIT_S: Final = 1.0
 _SIZE: Final = struct.Struct(">i")
 _IOV_MAX: Final = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16
+QUEUED_PIECE_BYTES: Final = 65_536
+"""What a response queues with the transport each time the socket is full."""
 
 
-def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> Sequence[Any]:
-    """Hand ``buffers`` to the socket in one ``writev`` when nothing is queued before them, and
-    give back what it did not take. The transport's own ``writelines`` joins them first: a copy
-    of every response, most of whose bytes (a fetch's records) are already in their own
-    buffers."""
-    if len(buffers) < 2 or len(buffers) > _IOV_MAX or transport.is_closing():
-        return buffers
-    if not isinstance(transport, asyncio.WriteTransport) or transport.get_write_buffer_size():
-        return buffers
-    sock = transport.get_extra_info("socket")
-    if sock is None:
-        return buffers
-    try:
-        sent = os.writev(sock.fileno(), buffers)
-    except (BlockingIOError, InterruptedError):
-        return buffers
-    except OSError:
-        return buffers  # the transport meets the error itself and closes
-    rest: list[Any] = []
-    for buffer in buffers:
-        view = memoryview(buffer).cast("B")
-        if sent >= view.nbytes:
-            sent -= view.nbytes
+def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> list[Any]:
+    """Hand ``buffers`` to the socket while it takes them and nothing is queued before them;
+    give back what it did not take. Runs of buffers go in one ``writev`` each (the transport's
+    own ``writelines`` joins them first: a copy of every response, most of whose bytes, a
+    fetch's records, are already in their own buffers), a
+    :class:`~rackwise.storage.files.FileRegion` with ``sendfile``. Raises
+    :class:`~rackwise.storage.files.RegionUnavailable` when a region's file lost its bytes
+    (the response cannot be completed: the caller closes the connection)."""
+    if (
+        transport.is_closing()
+        or not isinstance(transport, asyncio.WriteTransport)
+        or transport.get_write_buffer_size()
+        or transport.get_extra_info("socket") is None
+    ):
+        return list(buffers)
+    fd = transport.get_extra_info("socket").fileno()
+    i = 0
+    while i < len(buffers):
+        if type(buffers[i]) is FileRegion:
+            region = buffers[i]
+            sent = region.send(fd)
+            if sent < region.size:
+                return [region.split(sent)[1], *buffers[i + 1 :]]
+            i += 1
             continue
-        rest.append(view[sent:] if sent else buffer)
-        sent = 0
-    return rest
+        j = i + 1
+        while j < len(buffers) and j - i < _IOV_MAX and type(buffers[j]) is not FileRegion:
+            j += 1
+        try:
+            sent = os.writev(fd, buffers[i:j])
+        except (BlockingIOError, InterruptedError):
+            return list(buffers[i:])
+        except OSError:
+            return list(buffers[i:])  # the transport meets the error itself and closes
+        for k in range(i, j):
+            view = memoryview(buffers[k]).cast("B")
+            if sent < view.nbytes:
+                return [view[sent:], *buffers[k + 1 :]]
+            sent -= view.nbytes
+        i = j
+    return []
+
+
+async def send_response(writer: asyncio.StreamWriter, buffers: Sequence[Any]) -> None:
+    """Write one response's buffers and file regions in order, straight to the socket while
+    it takes them (:func:`_send_at_once`). When it is full, the next
+    :data:`QUEUED_PIECE_BYTES` are queued with the transport (a region's part read into
+    bytes) and the rest waits until the transport has written them all; so a slow reader
+    costs the server at most one such piece of memory and one copy per time the socket
+    fills, not a copy of the whole response."""
+    transport = writer.transport
+    if transport.get_write_buffer_limits() != (0, 0):
+        transport.set_write_buffer_limits(high=0)  # drain() then waits for an empty queue
+    rest: list[Any] = list(buffers)
+    while rest and not transport.is_closing():  # a closing transport writes nothing more
+        rest = _send_at_once(transport, rest)
+        if not rest:
+            break
+        piece, rest = _take(rest, QUEUED_PIECE_BYTES)
+        writer.writelines(piece)
+        await writer.drain()
+
+
+def _take(buffers: list[Any], limit: int) -> tuple[list[Any], list[Any]]:
+    """The first ``limit`` bytes of ``buffers`` as bytes-like pieces, and the rest."""
+    piece: list[Any] = []
+    left: list[Any]
+    for i, buffer in enumerate(buffers):
+        if limit <= 0:
+            return piece, buffers[i:]
+        if type(buffer) is FileRegion:
+            head, tail = buffer.split(limit)
+            piece.append(head.read_from(0))
+            left = [tail] if tail.size else []
+        else:
+            view = memoryview(buffer).cast("B")
+            piece.append(view[:limit])
+            left = [view[limit:]] if view.nbytes > limit else []
+        limit -= len(piece[-1])
+        if left:
+            return piece, [*left, *buffers[i + 1 :]]
+    return piece, []
 
 
 _CURRENT: ContextVar[ClientConnection | None] = ContextVar("rackwise_connection", default=None)
@@ -411,8 +472,7 @@ class KafkaServer:
                 client.connection.peer,
                 loggable(outcome.reason),
             )
-            await self._write(writer, client, [outcome.frame])
-            return True
+            return await self._write(writer, client, [outcome.frame])
         client.is_busy = True
         try:
             response = await self._handle(outcome, client.connection.peer)
@@ -422,15 +482,26 @@ class KafkaServer:
         if response is None:
             return False
         if not isinstance(response, _NoResponse):
-            await self._write(writer, client, response)
+            return await self._write(writer, client, response)
         return True
 
     async def _write(
         self, writer: asyncio.StreamWriter, client: _Client, buffers: Sequence[Any]
-    ) -> None:
-        writer.writelines(_send_at_once(writer.transport, buffers))
-        await writer.drain()
+    ) -> bool:
+        """Send a response; False when the connection must close (a file region of it lost
+        its bytes after part of the response was sent)."""
+        try:
+            await send_response(writer, buffers)
+        except RegionUnavailable as e:
+            LOG.warning(
+                "%s: closing the connection from %s: a response could not be completed: %s",
+                self.name,
+                client.connection.peer,
+                e,
+            )
+            return False
         client.last_active = asyncio.get_running_loop().time()
+        return True
 
     async def _handle(self, request: Request, peer: str) -> list[Any] | _NoResponse | None:
         """The response as buffers to write, NO_RESPONSE, or None to close."""

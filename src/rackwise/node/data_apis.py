@@ -13,6 +13,12 @@ Goals
     * Fetch sessions (KIP-227) are declined: every answer has session id 0, so clients send
       full fetches, which is what Kafka does for a client asking with session id 0 and what
       every client handles. The cost is the partition list in every request.
+    * Records go out with ``sendfile`` (zero copy): a Fetch reads each partition's batches as
+      a region of the segment file (:meth:`~rackwise.storage.log.PartitionLog.read` with
+      ``zero_copy``) and the server sends the region straight from the page cache, so a
+      broker serving consumers or followers does not copy their records through Python. A
+      region whose file is cut or removed before it is sent (a truncation racing the answer)
+      closes the connection; the client fetches again.
 
 Constraints
     A handler does bounded work before it waits: each partition is one append or one read of at
@@ -317,6 +323,7 @@ class DataApis:
                     min_one_batch=remaining == max_bytes,
                     client=client,
                     selector=self.selector,
+                    zero_copy=True,
                 )
             except RackwiseError as e:
                 out.append((key, topic_key, _code(e), None))

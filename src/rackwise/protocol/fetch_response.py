@@ -26,7 +26,9 @@ Constraints
       its field. Error codes are written as given (``make`` would also refuse a code Kafka
       does not define).
     * ``records`` may be ``bytes``, ``bytearray``, ``memoryview`` (of bytes) or None; the
-      buffers refer to it, so it must not change until they are written.
+      buffers refer to it, so it must not change until they are written. Any other object
+      with a ``len()`` stands for that many bytes the transport sends itself (a broker's file
+      region, sent with ``sendfile``) and becomes a buffer of its own.
 
 Algorithm
     One bytearray collects the framing. At each partition's records the length prefix goes into
@@ -91,6 +93,7 @@ NULL_LENGTH: Final = -1
 """The int32 length of a null array or null records in the legacy (non-flexible) encoding."""
 _NULL_INT32: Final = _INT32.pack(NULL_LENGTH)
 _ZERO_INT32: Final = _INT32.pack(0)
+_BYTES_TYPES: Final = (bytes, bytearray, memoryview)
 
 Getter = Callable[[str, Any], Any]
 
@@ -229,7 +232,7 @@ class _FetchWriter:
             return
         size = _size(records)
         self.out += _uvarint(size + 1) if self.flexible else _INT32.pack(size)
-        if size < INLINE_RECORDS_BYTES:
+        if size < INLINE_RECORDS_BYTES and isinstance(records, _BYTES_TYPES):
             self.out += records
             return
         self.buffers.append(self.out)

@@ -55,6 +55,7 @@ from rackwise.replica.selector import (
     ReplicaView,
 )
 from rackwise.storage.errors import KafkaStorageException
+from rackwise.storage.files import FileRegion
 from rackwise.storage.log import LogAppendInfo, LogConfig, PartitionLog
 from rackwise.storage.manager import LogManager
 
@@ -97,7 +98,8 @@ class TopicSettings:
 class ReadResult:
     """One partition's part of a Fetch answer."""
 
-    records: bytes
+    records: bytes | FileRegion
+    """The batches, or where they lie in a segment file when the read was zero-copy."""
     high_watermark: int
     log_start_offset: int
     log_end_offset: int
@@ -426,10 +428,12 @@ class ReplicaManager:
         min_one_batch: bool,
         client: ClientMetadata | None,
         selector: ReplicaSelector | None,
+        zero_copy: bool = False,
     ) -> ReadResult:
         """One partition's records for a Fetch: from the leader for a follower (its fetch is
         also its progress report), from any replica for a consumer up to the high watermark,
-        with a preferred read replica when the selector names another broker."""
+        with a preferred read replica when the selector names another broker; ``zero_copy``
+        asks for a file region to ``sendfile`` where one pays (``PartitionLog.read``)."""
         partition = self.get(topic, index)
         is_follower = replica_id >= 0
         if is_follower or client is None or not client.rack_id:
@@ -463,11 +467,17 @@ class ReplicaManager:
         if fetch_offset > bound:  # a consumer ahead of the high watermark: nothing yet
             return self._result(partition, b"")
         chunk = log.read(
-            fetch_offset, max_bytes=max_bytes, max_offset=bound, min_one_batch=min_one_batch
+            fetch_offset,
+            max_bytes=max_bytes,
+            max_offset=bound,
+            min_one_batch=min_one_batch,
+            zero_copy=zero_copy,
         )
         return self._result(partition, chunk.records)
 
-    def _result(self, partition: Partition, records: bytes, **extra: object) -> ReadResult:
+    def _result(
+        self, partition: Partition, records: bytes | FileRegion, **extra: object
+    ) -> ReadResult:
         log = partition.log
         return ReadResult(
             records=records,

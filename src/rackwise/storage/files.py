@@ -35,6 +35,61 @@ from typing import Final
 DEFAULT_MAX_OPEN_FILES: Final = 256
 
 
+class RegionUnavailable(OSError):
+    """A file region's bytes are gone: the file was removed or cut short before it was sent."""
+
+
+class FileRegion:
+    """``size`` bytes of a file from ``position``, to be sent to a socket with ``sendfile``
+    (zero copy) or read when that cannot be done; ``len()`` is its size, so a writer of
+    buffers can count it as one. The file is reached through the broker's :class:`FileCache`
+    by path when the region is sent, so holding one holds no descriptor."""
+
+    __slots__ = ("files", "path", "position", "size")
+
+    def __init__(self, files: FileCache, path: Path, position: int, size: int) -> None:
+        self.files, self.path, self.position, self.size = files, path, position, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"FileRegion({str(self.path)!r}, position={self.position}, size={self.size})"
+
+    def __bytes__(self) -> bytes:
+        return self.read_from(0)
+
+    def split(self, size: int) -> tuple[FileRegion, FileRegion]:
+        """The region's first ``size`` bytes and the rest, as two regions."""
+        size = max(0, min(size, self.size))
+        return (
+            FileRegion(self.files, self.path, self.position, size),
+            FileRegion(self.files, self.path, self.position + size, self.size - size),
+        )
+
+    def send(self, socket_fd: int) -> int:
+        """``sendfile`` the region to the non-blocking socket ``socket_fd`` until it is all
+        sent or the socket is full; how many bytes went. Any failure, of the file or of the
+        socket, raises :class:`RegionUnavailable`: the response it belongs to cannot be
+        completed, so its connection must close."""
+        try:
+            return self.files.sendfile(self.path, socket_fd, self.position, self.size)
+        except RegionUnavailable:
+            raise
+        except OSError as e:
+            raise RegionUnavailable(f"{self!r} cannot be sent: {e}") from e
+
+    def read_from(self, start: int) -> bytes:
+        """The region's bytes from ``start`` (a copy, for a socket that is not ready)."""
+        try:
+            data = self.files.read(self.path, self.position + start, self.size - start)
+        except OSError as e:
+            raise RegionUnavailable(f"{self!r} cannot be read: {e}") from e
+        if len(data) < self.size - start:
+            raise RegionUnavailable(f"{self.path} ends inside {self!r}")
+        return data
+
+
 class FileCache:
     """Open descriptors of at most ``max_open_files`` files (module docstring)."""
 
@@ -123,6 +178,21 @@ class FileCache:
                 written = os.pwrite(fd, view, position)
                 view = view[written:]
                 position += written
+
+    def sendfile(self, path: Path, socket_fd: int, position: int, size: int) -> int:
+        """``sendfile`` ``size`` bytes of ``path`` from ``position`` to the non-blocking socket
+        ``socket_fd`` until all are sent or the socket is full; how many bytes went."""
+        done = 0
+        with self.lease(path) as fd:
+            while done < size:
+                try:
+                    sent = os.sendfile(socket_fd, fd, position + done, size - done)
+                except (BlockingIOError, InterruptedError):
+                    break
+                if sent == 0:
+                    raise RegionUnavailable(f"{path} ends before byte {position + size}")
+                done += sent
+        return done
 
     def truncate(self, path: Path, size: int) -> None:
         with self.lease(path) as fd:

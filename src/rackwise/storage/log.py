@@ -68,7 +68,7 @@ from rackwise.storage.errors import (
     KafkaStorageException,
     OffsetOutOfRangeException,
 )
-from rackwise.storage.files import FileCache
+from rackwise.storage.files import FileCache, FileRegion
 from rackwise.storage.producer_state import ProducerStateManager
 from rackwise.storage.recovery import load_segments
 from rackwise.storage.retention import delete_old_segments
@@ -101,11 +101,10 @@ def _no_crash(point: str) -> None:
 class FetchSlice:
     """Whole batches read from the log."""
 
-    records: bytes
+    records: bytes | FileRegion
+    """The batches' bytes, or where they lie in a segment file (a zero-copy read)."""
     first_offset: int
     """Base offset of the first batch returned; the fetch offset when ``records`` is empty."""
-    file_region: tuple[Path, int, int] | None = None
-    """(segment file, position, size) of ``records``, for a future ``sendfile``."""
 
 
 def segment_jitter(config: LogConfig, rng: random.Random) -> int:
@@ -390,9 +389,17 @@ class PartitionLog:
     # ---- reads -------------------------------------------------------------------------------
 
     def read(
-        self, offset: int, *, max_bytes: int, max_offset: int, min_one_batch: bool
+        self,
+        offset: int,
+        *,
+        max_bytes: int,
+        max_offset: int,
+        min_one_batch: bool,
+        zero_copy: bool = False,
     ) -> FetchSlice:
-        """Whole batches from the one holding ``offset`` (module docstring)."""
+        """Whole batches from the one holding ``offset`` (module docstring); with ``zero_copy``
+        as a :class:`~rackwise.storage.files.FileRegion` of the segment file where that pays
+        (:meth:`LogSegment.read`)."""
         with self._io("reading"):
             if offset < self.log_start_offset or offset > self.log_end_offset:
                 raise OffsetOutOfRangeException(
@@ -405,13 +412,15 @@ class PartitionLog:
             for segment in self.segments[max(self._floor_index(offset), 0) :]:
                 self.usable(segment)
                 found = segment.read(
-                    offset, max_bytes=max_bytes, max_offset=max_offset, min_one_batch=min_one_batch
+                    offset,
+                    max_bytes=max_bytes,
+                    max_offset=max_offset,
+                    min_one_batch=min_one_batch,
+                    zero_copy=zero_copy,
                 )
                 if found is not None:
-                    data, first, position = found
-                    if not data:
-                        return FetchSlice(b"", offset)
-                    return FetchSlice(data, first, (segment.log_path, position, len(data)))
+                    data, first = found
+                    return FetchSlice(data, first) if len(data) else FetchSlice(b"", offset)
             return FetchSlice(b"", offset)
 
     def usable(self, segment: LogSegment) -> None:

@@ -97,7 +97,7 @@ def copy_step(current: PartitionLog, future: PartitionLog, max_bytes: int) -> in
     )
     if not piece.records:
         return 0
-    future.append_as_follower(piece.records)
+    future.append_as_follower(bytes(piece.records))  # bytes already: no zero-copy asked
     return len(piece.records)
 
 

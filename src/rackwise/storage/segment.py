@@ -19,9 +19,13 @@ Algorithm
     headers forward from there to the first batch whose last offset reaches it.
     :meth:`LogSegment.read` reads ``max_bytes`` from that batch in one ``pread`` and keeps the
     whole batches below ``max_offset`` that fit (the first batch alone if none fits and the
-    caller wants at least one). :meth:`LogSegment.recover` checks every batch (framing,
-    magic, CRC32C, offsets increasing within the segment's int32 range) and cuts the file at
-    the first that fails.
+    caller wants at least one). A zero-copy read (a Fetch answered over a socket) reads only
+    the 12-byte offset and length of each batch to find where those whole batches end, and
+    returns the span as a :class:`~rackwise.storage.files.FileRegion` for ``sendfile``; it
+    copies instead when the span is under 4 KiB, or when the batches are so small that the
+    header reads would cost more than the copy. :meth:`LogSegment.recover` checks every batch
+    (framing, magic, CRC32C, offsets increasing within the segment's int32 range) and cuts the
+    file at the first that fails.
 
 Worked example
     A segment at base 0 holds batches 0-4 (position 0, 300 bytes) and 5-9 (position 300, 300
@@ -32,6 +36,7 @@ Worked example
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import struct
@@ -51,7 +56,7 @@ from rackwise.storage.batch import (
 )
 from rackwise.storage.batch_records import iter_record_timestamps
 from rackwise.storage.errors import CorruptIndexException, CorruptRecordException
-from rackwise.storage.files import FileCache
+from rackwise.storage.files import FileCache, FileRegion
 from rackwise.storage.index import INT32_MAX, OffsetIndex, TimeIndex
 
 LOG: Final = logging.getLogger("rackwise.storage")
@@ -66,6 +71,13 @@ UNKNOWN: Final = -2
 NO_OFFSET: Final = -1
 _OFFSET_AND_LENGTH: Final = struct.Struct(">qi")
 _MIN_LENGTH: Final = BATCH_HEADER_BYTES - LOG_OVERHEAD
+ZERO_COPY_MIN_BYTES: Final = 4096
+"""Smaller reads are copied: below this a ``sendfile`` saves less than it costs."""
+ZERO_COPY_MAX_BATCHES: Final = 16
+"""Batch headers read one by one to find where a zero-copy read ends, whatever their size;
+past them the walk goes on while the batches average :data:`_WORTH_A_READ` bytes or more."""
+_WORTH_A_READ: Final = 8192
+"""Batch bytes whose copy costs about what reading one more header costs."""
 
 
 def iter_file_headers(
@@ -262,19 +274,36 @@ class LogSegment:
         return next_offset
 
     def read(
-        self, start_offset: int, *, max_bytes: int, max_offset: int, min_one_batch: bool
-    ) -> tuple[bytes, int, int] | None:
-        """Whole batches from the one holding ``start_offset`` (module docstring), the base
-        offset of the first and its position in the file; None if the segment has no offset at
-        or above ``start_offset``."""
+        self,
+        start_offset: int,
+        *,
+        max_bytes: int,
+        max_offset: int,
+        min_one_batch: bool,
+        zero_copy: bool = False,
+    ) -> tuple[bytes | FileRegion, int] | None:
+        """Whole batches from the one holding ``start_offset`` (module docstring) and the base
+        offset of the first; None if the segment has no offset at or above ``start_offset``.
+        With ``zero_copy`` the batches come as a :class:`FileRegion` when they are at least
+        :data:`ZERO_COPY_MIN_BYTES` and few enough to find their end header by header (at most
+        :data:`ZERO_COPY_MAX_BATCHES`)."""
         first = self.translate_offset(start_offset)
         if first is None:
             return None
         if first.base_offset >= max_offset:
-            return b"", first.base_offset, first.position
+            return b"", first.base_offset
         wanted = min(max(max_bytes, first.size if min_one_batch else 0), self.size - first.position)
         if wanted < first.size:
-            return b"", first.base_offset, first.position
+            return b"", first.base_offset
+        if zero_copy and wanted >= ZERO_COPY_MIN_BYTES:
+            end = self._whole_batches_end(first.position, first.position + wanted, max_offset)
+            if end is not None and end - first.position >= ZERO_COPY_MIN_BYTES:
+                region = FileRegion(self.files, self.log_path, first.position, end - first.position)
+                return region, first.base_offset
+            if end is not None:  # found, and small enough to copy: read no more than it
+                return self.files.read(self.log_path, first.position, end - first.position), (
+                    first.base_offset
+                )
         data = self.files.read(self.log_path, first.position, wanted)
         end, size = 0, len(data)
         unpack = _OFFSET_AND_LENGTH.unpack_from
@@ -284,7 +313,29 @@ class LogSegment:
             if base_offset >= max_offset or following > size or length < _MIN_LENGTH:
                 break
             end = following
-        return (data if end == size else data[:end]), first.base_offset, first.position
+        return (data if end == size else data[:end]), first.base_offset
+
+    def _whole_batches_end(self, position: int, limit: int, max_offset: int) -> int | None:
+        """Where the whole batches from ``position`` that end by ``limit`` and begin below
+        ``max_offset`` end, reading their 12-byte offset and length only; None when there are
+        more than :data:`ZERO_COPY_MAX_BATCHES` and they are small (reading them costs less
+        than so many reads)."""
+        end = position
+        with self.files.lease(self.log_path) as fd:
+            for walked in itertools.count():
+                if walked >= ZERO_COPY_MAX_BATCHES and end - position < walked * _WORTH_A_READ:
+                    return None
+                if limit - end < BATCH_HEADER_BYTES:
+                    return end
+                head = os.pread(fd, LOG_OVERHEAD, end)
+                if len(head) < LOG_OVERHEAD:
+                    return end
+                base_offset, length = _OFFSET_AND_LENGTH.unpack(head)
+                following = end + LOG_OVERHEAD + length
+                if base_offset >= max_offset or following > limit or length < _MIN_LENGTH:
+                    return end
+                end = following
+        return end  # not reached: the loop returns
 
     # ---- appending ---------------------------------------------------------------------------
 
