@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -274,11 +275,38 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+CONSUMERS = 2
+"""Consumer processes reading at once: one librdkafka consumer in Python is slower than one
+broker serving it, so the figure would measure the client."""
+
+
 def consume_rate(
     bootstrap: str, name: str, partitions: int, total: int, broker: int | None = None
 ) -> dict[str, Any]:
-    """librdkafka reads ``total`` records; with ``broker`` (a pid), the CPU it spent."""
+    """:data:`CONSUMERS` processes of librdkafka read the ``total`` records of ``partitions``
+    (shared out between them) at once; with ``broker`` (a pid), the CPU it spent."""
     used = cpu_seconds(broker) if broker is not None else 0.0
+    shares = [list(range(i, partitions, CONSUMERS)) for i in range(CONSUMERS)]
+    with multiprocessing.get_context("spawn").Pool(CONSUMERS) as pool:
+        ends = end_offsets(bootstrap, name, partitions)
+        jobs = [(bootstrap, name, share, [ends[p] for p in share]) for share in shares]
+        started = time.monotonic()
+        results = pool.starmap(_consume_share, jobs)
+        elapsed = time.monotonic() - started
+    got = sum(r[0] for r in results)
+    size = sum(r[1] for r in results)
+    if got != total:
+        raise SystemExit(f"consumed {got} records, {total} were stored")
+    out = {"mb_per_s": size / elapsed / 1e6, "records": got, "seconds": elapsed}
+    if broker is not None:
+        out["broker_cpu_ms_per_100_mb"] = (cpu_seconds(broker) - used) * 1000 / (size / 1e8)
+    return out
+
+
+def _consume_share(
+    bootstrap: str, name: str, partitions: list[int], ends: list[int]
+) -> tuple[int, int]:
+    """Read ``partitions`` from offset 0 to ``ends``: (records, value bytes)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -288,23 +316,19 @@ def consume_rate(
             "max.partition.fetch.bytes": 10_485_760,
         }
     )
-    consumer.assign([TopicPartition(name, p, 0) for p in range(partitions)])
+    consumer.assign([TopicPartition(name, p, 0) for p in partitions])
     got = 0
     size = 0
-    started = time.monotonic()
-    deadline = started + 300
+    total = sum(ends)
+    deadline = time.monotonic() + 300
     while got < total and time.monotonic() < deadline:
         for message in consumer.consume(10_000, 0.5):
             if message.error():
                 continue
             got += 1
-            size += len(message.value())
-    elapsed = time.monotonic() - started
+            size += len(message.value() or b"")
     consumer.close()
-    out = {"mb_per_s": size / elapsed / 1e6, "records": got, "seconds": elapsed}
-    if broker is not None:
-        out["broker_cpu_ms_per_100_mb"] = (cpu_seconds(broker) - used) * 1000 / (size / 1e8)
-    return out
+    return got, size
 
 
 # ---- sections ----------------------------------------------------------------------------------
