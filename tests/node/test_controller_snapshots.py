@@ -113,8 +113,9 @@ def test_heartbeats_are_answered_while_a_snapshot_is_written(controller_factory:
     assert controller.stop() == 0
 
     # The snapshot took long enough to matter, and the event loop never waited for it.
+    # (How many heartbeats went before the snapshot began depends on the machine's load; the
+    # ones answered while it was written are the claim.)
     assert seen["snapshot_s"] > 0.1, seen
-    assert seen["heartbeats"] >= 10, seen
     assert seen["during"] >= 3, seen
     # Writes were committed meanwhile: the snapshot ends where its image did, before them.
     assert seen["created"] == 0
