@@ -6,11 +6,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+import weakref
 from pathlib import Path
 
 import pytest
 
-from rackwise.pipeline.engines.session import LOG_LEVEL_ENV, log4j2_file, log_level
+from rackwise.pipeline.engines.session import (
+    LOG_LEVEL_ENV,
+    log4j2_file,
+    log_level,
+    reraise_swallowed_interrupts,
+)
 
 _SCRIPT = """
 from rackwise.pipeline.engines.session import get_spark
@@ -68,3 +75,30 @@ def test_spark_starts_quietly_and_still_reports_errors(tmp_path: Path) -> None:
     assert noise == []
     # a failed task is an error, and errors still reach stderr
     assert any(" ERROR " in line for line in lines)
+
+
+def test_an_interrupt_lost_in_a_finalizer_is_raised_again_after_it() -> None:
+    # py4j releases Java objects from weakref callbacks; a Ctrl-C landing in one is printed
+    # as "Exception ignored" and lost, and the command would go on to succeed.
+    class Held:
+        pass
+
+    def finalizer(_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = sys.unraisablehook
+    printed: list[object] = []
+    sys.unraisablehook = printed.append
+    try:
+        reraise_swallowed_interrupts()
+        reraise_swallowed_interrupts()  # once is enough: a second call adds nothing
+        held = Held()
+        watcher = weakref.ref(held, finalizer)
+        with pytest.raises(KeyboardInterrupt):
+            del held
+            for _ in range(1000):
+                time.sleep(0.001)  # the SIGINT raised again lands here, outside the finalizer
+        assert watcher() is None
+        assert printed == []  # and nothing was printed for the lost one
+    finally:
+        sys.unraisablehook = previous

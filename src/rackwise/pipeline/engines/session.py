@@ -19,14 +19,16 @@ module; the JVM has no switch for that line).
 
 from __future__ import annotations
 
+import _thread
 import logging
 import os
 import signal
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,6 +38,8 @@ APP_NAME: Final = "rackwise-pipeline"
 LOG_LEVEL_ENV: Final = "RACKWISE_SPARK_LOG_LEVEL"
 DEFAULT_LOG_LEVEL: Final = "ERROR"
 _LOG_LEVELS: Final = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+REINTERRUPT_DELAY_S: Final = 0.01
+"""How long after a lost interrupt it is raised again (the finalizer has returned by then)."""
 _DRIVER_MEMORY: Final = "8g"
 _SHUFFLE_PARTITIONS: Final = "8"
 _LOCAL_IP: Final = "127.0.0.1"
@@ -78,6 +82,28 @@ def quiet_interrupts() -> None:
     py4j.propagate = False
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        reraise_swallowed_interrupts()
+
+
+def reraise_swallowed_interrupts() -> None:
+    """A ``KeyboardInterrupt`` raised while the main thread runs a finalizer (py4j releases
+    its Java objects from weakref callbacks) is printed as "Exception ignored" and lost: the
+    command would go on and succeed. Such an interrupt is raised again, as a new SIGINT, where
+    it can end the command, and is not printed."""
+    previous = sys.unraisablehook
+    if getattr(previous, "reraises_interrupts", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # From another thread, a moment later: in this one the handler would run inside
+            # this hook at once (and ``Thread.start`` waits, so the low-level start).
+            _thread.start_new_thread(_interrupt_main_soon, ())
+            return
+        previous(unraisable)
+
+    hook.reraises_interrupts = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
 
 
 def stop_jvm() -> None:
@@ -89,6 +115,11 @@ def stop_jvm() -> None:
     process = getattr(gateway, "proc", None)
     if process is not None and process.poll() is None:
         process.kill()
+
+
+def _interrupt_main_soon() -> None:
+    time.sleep(REINTERRUPT_DELAY_S)
+    _thread.interrupt_main()
 
 
 def log_level() -> str:
