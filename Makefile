@@ -10,11 +10,12 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 1; }
-	@echo "== Setting up $(VENV) (Python packages, compiled placement kernels)"
+	@echo "== Setting up $(VENV) (Python packages, compiled placement and record-walk kernels)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@$(BIN)/python -m rackwise.placement.warmup
+	@$(BIN)/python -m rackwise.storage.warmup
 	@touch $(STAMP)
 
 run: install

@@ -3,7 +3,7 @@
 One kernel, compiled with numba for large placements: it replays the existing assignment
 through the rings, then fills the empty slots of the work matrix row by row. Its helpers are
 closures over the kernel's arrays (numba inlines them, with no argument passing), and every
-array access in the loop indexes through :data:`~rackwise.placement._jit.idx`.
+array access in the loop indexes through :data:`~rackwise.common.jit.idx`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 
 from rackwise.common import RandomSource, draw_ints
-from rackwise.placement._jit import idx, kernel
+from rackwise.common.jit import idx, kernel
 from rackwise.topology import RackTree
 from rackwise.topology.tree import IntArray
 

@@ -49,7 +49,7 @@ from rackwise.common import (
     draw_ints,
 )
 from rackwise.common.java import java_string_key
-from rackwise.placement._jit import kernel
+from rackwise.common.jit import kernel
 from rackwise.placement.model import (
     ArrayReplicaPlacer,
     Assignment,

@@ -89,7 +89,7 @@ from rackwise.common import (
     draw_ints,
 )
 from rackwise.common.java import IntArray, java_hashmap_order, java_string_hash, java_string_key
-from rackwise.placement._jit import inline_kernel, kernel
+from rackwise.common.jit import inline_kernel, kernel
 from rackwise.placement.model import (
     ArrayReplicaPlacer,
     Assignment,

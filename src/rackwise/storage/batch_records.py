@@ -7,10 +7,12 @@ Goals
     and encode records for :func:`rackwise.storage.batch.build_batch`.
 
 Constraints
-    The batch is the unit on the hot path: no Python object per record. :func:`walk_records`
-    keeps a handful of integers in local variables and reads single-byte varints (the common
-    case) inline. Only the failure path and ListOffsets-by-timestamp use the generator
-    :func:`iter_record_timestamps`, which yields one tuple per record.
+    The batch is the unit on the hot path: no Python object per record. Large batches are
+    walked by a compiled kernel (:mod:`rackwise.storage.records_kernel`); in Python,
+    :func:`walk_records_interpreted` keeps a handful of integers in local variables and reads
+    single-byte varints (the common case) inline. Only the failure path and
+    ListOffsets-by-timestamp use the generator :func:`iter_record_timestamps`, which yields
+    one tuple per record.
 
 Algorithm
     A record (Kafka's DefaultRecord, varints zig-zag as Kafka's ``ByteUtils``)::
@@ -43,6 +45,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from rackwise.storage.errors import InvalidRecordException
+from rackwise.storage.records_kernel import (
+    COMPILED_MIN_RECORDS,
+    MAX_BASE_TIMESTAMP,
+    SCAN_OK,
+    as_array,
+    compiled_scan_if_loaded,
+)
 
 NO_TIMESTAMP: Final = -1
 """Kafka's RecordBatch.NO_TIMESTAMP: a record or batch without a timestamp."""
@@ -97,8 +106,23 @@ def walk_records(
     buf: bytes | memoryview, pos: int, end: int, count: int, base_timestamp: int
 ) -> RecordsSummary:
     """Check ``count`` records in ``buf[pos:end]`` (module docstring); raise
-    :class:`InvalidRecordException` at the first that breaks a rule. Single-byte varints,
-    the common case, are read inline."""
+    :class:`InvalidRecordException` at the first that breaks a rule. A large batch is walked
+    by the compiled kernel once it is loaded (:mod:`rackwise.storage.records_kernel`); what it
+    does not accept, and every other batch, is walked here."""
+    if count >= COMPILED_MIN_RECORDS and -MAX_BASE_TIMESTAMP < base_timestamp < MAX_BASE_TIMESTAMP:
+        scan = compiled_scan_if_loaded()
+        if scan is not None:
+            status, lo, hi, null_key = scan(as_array(buf), pos, end, count, base_timestamp)
+            if status == SCAN_OK:
+                return RecordsSummary(int(lo), int(hi), bool(null_key))
+    return walk_records_interpreted(buf, pos, end, count, base_timestamp)
+
+
+def walk_records_interpreted(
+    buf: bytes | memoryview, pos: int, end: int, count: int, base_timestamp: int
+) -> RecordsSummary:
+    """:func:`walk_records` in Python, whatever the batch. Single-byte varints, the common
+    case, are read inline."""
     view = memoryview(buf)[pos:end]
     n = len(view)
     lo = hi = NO_TIMESTAMP

@@ -1,10 +1,11 @@
 """Kernels that run interpreted on small inputs and compiled (numba) on large ones.
 
-A kernel is written once, in the subset of Python that numba compiles: loops over NumPy int64
-arrays and ints. Small placements (the CLI's usual case) run it as plain Python, so starting the
-command never pays for loading the compiler; large ones run the compiled form, cached on disk so
-it is compiled once per installation (``python -m rackwise.placement.warmup`` does it at install
-time). Both forms execute the same statements, so they give the same answer.
+A kernel is written once, in the subset of Python that numba compiles: loops over NumPy integer
+arrays and ints. Small inputs (a placement from the CLI, its usual case) run it as plain Python,
+so starting the command never pays for loading the compiler; large ones run the compiled form,
+cached on disk so it is compiled once per installation (``python -m rackwise.placement.warmup``
+and ``python -m rackwise.storage.warmup`` do it at install time). Both forms execute the same
+statements, so they give the same answer.
 
 A kernel may call other kernels: called from Python, a kernel runs its Python form; compiled,
 the calls are bound to the other kernels' compiled forms (in the kernel and in the closures it
@@ -26,7 +27,8 @@ from typing import Any, Final
 import numpy as np
 
 JIT_MIN_WORK: Final = 20_000
-"""Replica slots (partitions x replication factor) from which the compiled kernel is used."""
+"""Units of work from which :meth:`Kernel.for_work` picks the compiled kernel (for the placers:
+replica slots, partitions x replication factor)."""
 
 idx: Final = operator.index
 """``a[idx(i)]``: index ``a`` with ``i``, which must not be negative (see the module docstring)."""
