@@ -15,7 +15,7 @@ from rackwise.net import (
     current_connection,
     start_threaded_server,
 )
-from rackwise.protocol import ApiKey, Listener, Request
+from rackwise.protocol import ApiKey, Listener, Request, api_versions_response
 from tests.net.helpers import describe_cluster_echo, run
 from tests.net.test_server import topic
 
@@ -56,6 +56,50 @@ def test_arrivals_are_seen_while_the_callers_loop_is_blocked() -> None:
     assert seen["handler_thread"] == seen["caller_thread"]
     connection = seen["connection"]
     assert isinstance(connection, ClientConnection) and connection.ip == "127.0.0.1"
+
+
+def test_a_request_answered_on_the_io_thread_needs_no_free_callers_loop() -> None:
+    """A client negotiates its versions while the caller's loop sleeps in a synchronous call:
+    ``answer_on_io`` answers ApiVersions, the handler never sees it."""
+    handled: list[int] = []
+
+    async def handler(request: Request) -> Any:
+        handled.append(request.header.api_key)
+        return await describe_cluster_echo(request)
+
+    def answer_on_io(request: Request) -> Any:
+        if request.header.api_key != ApiKey.API_VERSIONS:
+            return None
+        return api_versions_response(request.header.api_version, Listener.CONTROLLER)
+
+    def negotiate(port: int, out: dict[str, Any]) -> None:
+        async def go() -> None:
+            conn = await KafkaConnection.connect("127.0.0.1", port)
+            try:
+                out["response"] = await conn.negotiate_versions(timeout_s=5)
+                out["heartbeat"] = conn.version_for(ApiKey.BROKER_HEARTBEAT)
+            finally:
+                await conn.close()
+
+        asyncio.run(go())
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with await start_threaded_server(
+            handler, Listener.CONTROLLER, answer_on_io=answer_on_io
+        ) as server:
+            client = threading.Thread(target=negotiate, args=(server.port, out))
+            began = time.monotonic()
+            client.start()
+            client.join(10)  # blocks the caller's loop until the client is done
+            out["blocked_s"] = time.monotonic() - began
+        return out
+
+    out = run(scenario())
+    assert int(out["response"].error_code) == 0
+    assert out["heartbeat"] >= 0
+    assert out["blocked_s"] < 10
+    assert handled == []
 
 
 def test_a_closed_connection_cancels_its_handler_and_close_stops_the_thread() -> None:

@@ -17,7 +17,9 @@ Constraints
     * :func:`~rackwise.net.current_connection` works in the handler: the request is handed
       over in the context of its connection's task.
     * ``on_arrival`` runs on the I/O thread: it must be quick and touch only state made for
-      sharing (a dict behind a lock).
+      sharing (a dict behind a lock). So does ``answer_on_io``, which may answer a request
+      there and then (the controller's ApiVersions, so that a broker reconnecting while the
+      loop is busy gets to send its heartbeat).
     * :meth:`ThreadedKafkaServer.close` closes the server on its thread, then stops the thread.
 
 Worked example
@@ -45,6 +47,10 @@ JOIN_TIMEOUT_S: Final = 5.0
 ArrivalHook = Callable[[Request], None]
 """Called on the I/O thread with every request, before it is handed to the handler."""
 
+AnswerHook = Callable[[Request], Any]
+"""Called on the I/O thread after the arrival hook: the response to send without waiting for
+the caller's loop, or None to hand the request over."""
+
 
 class ThreadedKafkaServer:
     """A :class:`~rackwise.net.KafkaServer` on a thread of its own (module docstring). Build it
@@ -61,9 +67,11 @@ class ThreadedKafkaServer:
         name: str | None = None,
         limits: ServerLimits | None = None,
         on_arrival: ArrivalHook | None = None,
+        answer_on_io: AnswerHook | None = None,
     ) -> None:
         self.handler = handler
         self.on_arrival = on_arrival
+        self.answer_on_io = answer_on_io
         self.name = name or listener.value
         self.server = KafkaServer(
             self._hand_over,
@@ -140,6 +148,10 @@ class ThreadedKafkaServer:
         loop (in this connection's context) and wait for it."""
         if self.on_arrival is not None:
             self.on_arrival(request)
+        if self.answer_on_io is not None:
+            response = self.answer_on_io(request)
+            if response is not None:
+                return response
         caller = self._caller
         assert caller is not None
         # run_coroutine_threadsafe schedules the handler in a copy of this task's context, so
@@ -161,6 +173,7 @@ async def start_threaded_server(
     name: str | None = None,
     limits: ServerLimits | None = None,
     on_arrival: ArrivalHook | None = None,
+    answer_on_io: AnswerHook | None = None,
 ) -> ThreadedKafkaServer:
     """A started :class:`ThreadedKafkaServer` (see there)."""
     server = ThreadedKafkaServer(
@@ -172,6 +185,7 @@ async def start_threaded_server(
         name=name,
         limits=limits,
         on_arrival=on_arrival,
+        answer_on_io=answer_on_io,
     )
     await server.start()
     return server

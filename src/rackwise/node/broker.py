@@ -311,8 +311,12 @@ class Broker:
         self._tasks: list[asyncio.Task[None]] = []
         self._readying: asyncio.Task[None] | None = None
         self._client_listener = config.broker_endpoints[0].listener_name
-        # A registration or heartbeat not answered within the session is worth nothing.
+        # A registration not answered within the session is worth nothing. A heartbeat not
+        # answered within half of it is sent again (over a new connection: the controller
+        # notes a heartbeat on arrival), so that one stuck behind a long group on the controller
+        # is followed by another while the lease from the first still runs.
         self._control_timeout_s = max(config.session_timeout_ms / 1000, 1.0)
+        self._heartbeat_timeout_s = max(config.session_timeout_ms / 2000, 0.5)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -523,7 +527,7 @@ class Broker:
     async def _heartbeat(self, connection: KafkaConnection) -> None:
         response = await connection.request(
             ApiKey.BROKER_HEARTBEAT,
-            timeout_s=self._control_timeout_s,
+            timeout_s=self._heartbeat_timeout_s,
             broker_id=self.node_id,
             broker_epoch=self.broker_epoch,
             current_metadata_offset=self.follower.applied_offset,

@@ -23,7 +23,9 @@ Constraints
     * The listener's sockets are served on a thread of their own (:mod:`rackwise.net.io_thread`):
       a heartbeat's arrival renews its broker's lease at once, even while a long group holds
       the loop, so that no broker is fenced for the controller's own slowness (as Kafka's
-      controller notes a heartbeat before queueing it, KAFKA-17793). Values from requests are
+      controller notes a heartbeat before queueing it, KAFKA-17793). ApiVersions is answered
+      there too, from the features of the last commit, so that a broker whose heartbeat timed
+      out reconnects and heartbeats again while the group goes on. Values from requests are
       escaped in log lines (:func:`~rackwise.common.logsafe.loggable`).
     * The metadata log failing (a write or fsync error) is fatal: every waiting command fails,
       the process logs one line and exits with status 1, as Kafka's controller does on a fault
@@ -165,6 +167,9 @@ class ControllerNode:
         self._snapshot_task: asyncio.Task[None] | None = None
         self._heard: dict[int, tuple[int, int]] = {}  # broker id -> (epoch, arrival ms)
         self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
+        # ApiVersions is answered on the listener's thread, from the features as of the last
+        # commit: (finalized features, their epoch), or None when there is no controller.
+        self._features: tuple[tuple[tuple[str, int], ...], int] | None = None
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -190,6 +195,7 @@ class ControllerNode:
         except BaseException:
             log.close()
             raise
+        self._publish_features()
         recovery = self.controller.recovery
         snapshot = (
             "no snapshot"
@@ -222,6 +228,7 @@ class ControllerNode:
             name=f"controller {self.config.node_id} {endpoint.listener_name}",
             limits=self.config.server_limits(),
             on_arrival=self._note_arrival,
+            answer_on_io=self._answer_on_io,
         )
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -389,7 +396,25 @@ class ControllerNode:
             heard, self._heard = self._heard, {}
         return heard
 
+    def _answer_on_io(self, request: Request) -> Any:
+        """On the listener's thread: ApiVersions needs nothing from the loop, so a broker that
+        reconnects while a long group holds the loop still gets to send its heartbeat."""
+        if request.header.api_key == ApiKey.API_VERSIONS:
+            return self._api_versions(request.header.api_version)
+        return None
+
+    def _publish_features(self) -> None:
+        """Keep the finalized features of the last commit for :meth:`_api_versions`."""
+        controller = self.controller
+        if controller is None:
+            self._features = None
+            return
+        features = controller.image.features
+        epoch = controller.end_offset - 1 if features else -1
+        self._features = (tuple(sorted(features.items())), epoch)
+
     def _wake_fetchers(self) -> None:
+        self._publish_features()
         self._committed.set()
         self._committed = asyncio.Event()
 
@@ -446,8 +471,6 @@ class ControllerNode:
         body = request.body
         controller = self.controller
         assert controller is not None
-        if key == ApiKey.API_VERSIONS:
-            return self._api_versions(request.header.api_version)
         if key == ApiKey.BROKER_REGISTRATION:
             return await self._register(body)
         if key == ApiKey.BROKER_HEARTBEAT:
@@ -545,9 +568,11 @@ class ControllerNode:
         raise RackwiseError(f"BUG: no handler for api key {key} on the controller listener")
 
     def _api_versions(self, version: int) -> Any:
-        controller = self.controller
-        assert controller is not None
-        features = controller.image.features
+        """On the listener's thread (:meth:`_answer_on_io`): only published state is read."""
+        published = self._features
+        if published is None:  # no controller: a quorum voter that does not lead
+            return api_versions_response(version, Listener.CONTROLLER)
+        features, epoch = published
         return api_versions_response(
             version,
             Listener.CONTROLLER,
@@ -556,10 +581,8 @@ class ControllerNode:
                     METADATA_VERSION_FEATURE, MIN_METADATA_VERSION_LEVEL, METADATA_VERSION_LEVEL
                 )
             ],
-            finalized_features=[
-                FinalizedFeature(n, level) for n, level in sorted(features.items())
-            ],
-            finalized_features_epoch=controller.end_offset - 1 if features else -1,
+            finalized_features=[FinalizedFeature(n, level) for n, level in features],
+            finalized_features_epoch=epoch,
         )
 
     def _cluster_id_mismatch(self, cluster_id: str | None) -> str | None:

@@ -55,7 +55,6 @@ from rackwise.protocol import (
     ApiKey,
     Listener,
     Request,
-    api_versions_response,
     make,
     response_class,
 )
@@ -169,6 +168,7 @@ class QuorumControllerNode(ControllerNode):
             name=f"controller {self.config.node_id} {endpoint.listener_name}",
             limits=self.config.server_limits(),
             on_arrival=self._note_arrival,
+            answer_on_io=self._answer_on_io,
         )
 
     async def close(self) -> None:
@@ -205,6 +205,7 @@ class QuorumControllerNode(ControllerNode):
             random=self.rng,
             is_snapshot_deferred=True,
         )
+        self._publish_features()
         LOG.info(
             "active controller of epoch %d: replayed offsets %d to %d in %.3f s",
             log.epoch,
@@ -222,6 +223,7 @@ class QuorumControllerNode(ControllerNode):
         if self.controller is not None:
             LOG.info("no longer the active controller: %s", reason)
         self.controller = None
+        self._publish_features()
         for task in self._active_tasks:
             task.cancel()
         self._active_tasks = []
@@ -281,8 +283,6 @@ class QuorumControllerNode(ControllerNode):
             return await self.driver.handle(request)
         if key == ApiKey.DESCRIBE_QUORUM:
             return self._describe_quorum(request.header.api_version)
-        if key == ApiKey.API_VERSIONS:
-            return self._api_versions(request.header.api_version)
         if key == ApiKey.FETCH_METADATA_LOG:
             return await self._fetch_log(request.body)
         if key == ApiKey.FETCH_METADATA_SNAPSHOT:
@@ -338,11 +338,6 @@ class QuorumControllerNode(ControllerNode):
             ]
             return make(response_class(key, version), throttle_time=0, results=results)
         raise CloseConnection(f"{error.message} (no error answer for api key {key})")
-
-    def _api_versions(self, version: int) -> Any:
-        if self.controller is not None:
-            return super()._api_versions(version)
-        return api_versions_response(version, Listener.CONTROLLER)
 
     def _describe_quorum(self, version: int) -> Any:
         log = self.replicated_log
