@@ -121,4 +121,4 @@ def test_a_region_whose_file_was_cut_cannot_be_sent(tmp_path: Path) -> None:
     regions[0].path.unlink()
     regions[0].files.close_all()
     with pytest.raises(RegionUnavailable, match="cannot be read"):
-        regions[0].read_from(0)
+        regions[0].read()

@@ -377,9 +377,10 @@ def test_a_region_sends_its_bytes_and_fails_clearly_when_its_file_is_cut(
         while len(received) < len(expected):
             received += theirs.recv(1 << 20)
         assert received == expected
-        assert region.read_from(100) == expected[100:]
+        assert region.read() == expected
+        assert region.split(100)[1].read() == expected[100:]
         log.truncate_to(8)  # the second batch is cut from the file
         with pytest.raises(RegionUnavailable, match="ends before"):
             region.send(ours.fileno())
         with pytest.raises(RegionUnavailable, match="ends inside"):
-            region.read_from(0)
+            region.read()

@@ -129,10 +129,8 @@ def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> l
             j += 1
         try:
             sent = os.writev(fd, buffers[i:j])
-        except (BlockingIOError, InterruptedError):
+        except OSError:  # full (BlockingIOError), or failed: the transport meets it and closes
             return list(buffers[i:])
-        except OSError:
-            return list(buffers[i:])  # the transport meets the error itself and closes
         for k in range(i, j):
             view = memoryview(buffers[k]).cast("B")
             if sent < view.nbytes:
@@ -171,7 +169,7 @@ def _take(buffers: list[Any], limit: int) -> tuple[list[Any], list[Any]]:
             return piece, buffers[i:]
         if type(buffer) is FileRegion:
             head, tail = buffer.split(limit)
-            piece.append(head.read_from(0))
+            piece.append(head.read())
             left = [tail] if tail.size else []
         else:
             view = memoryview(buffer).cast("B")

@@ -117,7 +117,7 @@ def append_as_leader(log: PartitionLog, records: bytes, leader_epoch: int) -> Lo
         max_timestamps=None if is_append_time else [v.max_timestamp for v in validated],
     )
     log.epochs.assign(leader_epoch, stamped[0].base_offset)
-    info = _append(log, bytes(buf), stamped, now)
+    info = _append(log, buf, stamped, now)
     if append_time is None:
         return info
     return LogAppendInfo(
@@ -165,7 +165,9 @@ def append_as_follower(log: PartitionLog, records: bytes) -> LogAppendInfo:
     return _append(log, records[:valid], headers, now)
 
 
-def _append(log: PartitionLog, data: bytes, headers: list[BatchHeader], now: int) -> LogAppendInfo:
+def _append(
+    log: PartitionLog, data: bytes | bytearray, headers: list[BatchHeader], now: int
+) -> LogAppendInfo:
     """Roll if needed, write, and update the producer state and offsets."""
     best = max(headers, key=lambda h: h.max_timestamp)
     first, last = headers[0].base_offset, headers[-1].last_offset

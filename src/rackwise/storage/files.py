@@ -57,7 +57,7 @@ class FileRegion:
         return f"FileRegion({str(self.path)!r}, position={self.position}, size={self.size})"
 
     def __bytes__(self) -> bytes:
-        return self.read_from(0)
+        return self.read()
 
     def split(self, size: int) -> tuple[FileRegion, FileRegion]:
         """The region's first ``size`` bytes and the rest, as two regions."""
@@ -79,13 +79,13 @@ class FileRegion:
         except OSError as e:
             raise RegionUnavailable(f"{self!r} cannot be sent: {e}") from e
 
-    def read_from(self, start: int) -> bytes:
-        """The region's bytes from ``start`` (a copy, for a socket that is not ready)."""
+    def read(self) -> bytes:
+        """The region's bytes (a copy, for a socket that is not ready)."""
         try:
-            data = self.files.read(self.path, self.position + start, self.size - start)
+            data = self.files.read(self.path, self.position, self.size)
         except OSError as e:
             raise RegionUnavailable(f"{self!r} cannot be read: {e}") from e
-        if len(data) < self.size - start:
+        if len(data) < self.size:
             raise RegionUnavailable(f"{self.path} ends inside {self!r}")
         return data
 

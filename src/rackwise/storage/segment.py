@@ -340,7 +340,12 @@ class LogSegment:
     # ---- appending ---------------------------------------------------------------------------
 
     def append(
-        self, records: bytes, *, largest_offset: int, largest_timestamp: int, offset_of_max: int
+        self,
+        records: bytes | bytearray,
+        *,
+        largest_offset: int,
+        largest_timestamp: int,
+        offset_of_max: int,
     ) -> None:
         """Write ``records`` (whole, stamped batches) at the end; index as Kafka does."""
         if not records:
