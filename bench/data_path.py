@@ -12,11 +12,14 @@ client decodes nothing while timing; the broker's log end offsets are checked af
 
 Figures (the ceiling and each produce case alternate --rounds times; medians reported, with
 each round's ratio to the ceiling run just before it):
-  produce, 1 broker, acks=1  MB/s, latency p50/p99/p99.9 (send to answer, 5 requests in flight)
-  consume                    MB/s read back by a confluent-kafka consumer (librdkafka)
+  produce, 1 broker, acks=1  MB/s, latency p50/p99/p99.9 (send to answer, 5 requests in flight),
+                             and the broker's CPU time per 100 MB of records
+  consume                    MB/s read back by confluent-kafka consumers (librdkafka), and the
+                             broker's CPU time per 100 MB
   at 10 MB/s                 acks=1, the client paced to 10 MB/s: p50/p99/p99.9
   produce, RF 3, acks=all    the same frames (4 partitions each) to each of three leaders of 12
-                             partitions, one connection to each
+                             partitions, one connection to each; the three brokers' CPU time
+                             per 100 MB of records
   10,000 partitions          a broker holding 10,000 partitions (3+ files each): restart time
                              (process start to unfenced, as `cluster up` waits for it) and the
                              log loading within it, after a clean and after an unclean
@@ -392,9 +395,16 @@ def run_acks1(
         frame = produce_frames(TOPIC, range(partitions), records, 1)
         sent = 0
 
+        pids = broker_pids(cluster)
+
         def measure() -> dict[str, Any]:
             nonlocal sent
-            result = summary([asyncio.run(drive(cluster.address(1), frame, seconds))], records * 4)
+            result = with_broker_cpu(
+                pids,
+                lambda: summary(
+                    [asyncio.run(drive(cluster.address(1), frame, seconds))], records * 4
+                ),
+            )
             sent += result["records"]
             return result
 
@@ -439,7 +449,9 @@ def run_rf3(
                 )
             )
 
-        def measure() -> dict[str, Any]:
+        pids = broker_pids(cluster)
+
+        def run_all() -> dict[str, Any]:
             nonlocal sent
             results = asyncio.run(all_leaders())
             total = sum(
@@ -450,6 +462,9 @@ def run_rf3(
             out = summary(results, records)
             out["records"] = total
             return out
+
+        def measure() -> dict[str, Any]:
+            return with_broker_cpu(pids, run_all)
 
         frame = produce_frames(TOPIC, range(4), records, 1)
         top, out, ratios = interleaved(rounds, ceiling, frame, records * 4, seconds, measure)
@@ -511,12 +526,26 @@ def last_load_seconds(cluster: BenchCluster) -> float:
     return float(found[-1]) if found else float("nan")
 
 
-def broker_pid(cluster: BenchCluster) -> int:
+def broker_pids(cluster: BenchCluster) -> list[int]:
     state = json.loads((cluster.directory / "cluster.json").read_text())
-    for node in state["nodes"]:
-        if node["role"] == "broker":
-            return int(node["pid"])
-    raise SystemExit("no broker pid in cluster.json")
+    pids = [int(node["pid"]) for node in state["nodes"] if node["role"] == "broker"]
+    if not pids:
+        raise SystemExit("no broker pid in cluster.json")
+    return pids
+
+
+def broker_pid(cluster: BenchCluster) -> int:
+    return broker_pids(cluster)[0]
+
+
+def with_broker_cpu(pids: list[int], run: Any) -> dict[str, Any]:
+    """``run()``'s figures with the CPU time the brokers ``pids`` spent during it per 100 MB
+    of records produced: a figure the shared machine's noise moves far less than a rate."""
+    before = sum(cpu_seconds(pid) for pid in pids)
+    out: dict[str, Any] = run()
+    used = sum(cpu_seconds(pid) for pid in pids) - before
+    out["broker_cpu_ms_per_100_mb"] = used * 1000 / (out["records"] * RECORD_BYTES / 1e8)
+    return out
 
 
 def restart_broker(cluster: BenchCluster, pid: int, how: signal.Signals) -> float:
