@@ -85,6 +85,7 @@ from rackwise.node.process import configure_logging, report_ready, run_until_sto
 from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid, parse_kafka_uuid
+from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
 
 LOG: Final = logging.getLogger("rackwise.node.broker")
 
@@ -324,6 +325,9 @@ class Broker:
         """Check the log directories, bind the listeners, and start registering and following
         the metadata log."""
         self.log_dirs = ensure_log_dirs(self.config.log_dirs, self.node_id, self.cluster_id)
+        # Loaded now, beside the logs, rather than when the first large batch arrives, while
+        # clients wait (rackwise.storage.records_kernel).
+        load_compiled_record_walk()
         self.data.load({d.path: d.directory_id for d in self.log_dirs})
         self._online_dir_ids = tuple(self.data.online_dir_ids)
         self._offline_dir_ids = tuple(self.data.offline_dir_ids)

@@ -18,9 +18,13 @@ Constraints
       2**62 in size, and the caller passes only base timestamps below 2**62 in size, so their
       sum cannot wrap. Positions only grow, so a record whose fields run past its end cannot
       end exactly at it.
-    * Loading numba costs a third of a second, so a process loads the compiled form only once
-      it meets a batch worth it (:data:`COMPILED_MIN_RECORDS` records), on a thread of its own;
-      until it is ready batches are walked in Python. ``python -m rackwise.storage.warmup``
+    * Loading it (numba and the cached code) takes about half a second of a core and 33 MiB,
+      on a thread of its own; until it is ready batches are walked in Python. A broker starts
+      loading it as it starts (:func:`load_in_background`), before it serves clients: loaded
+      at the first large batch instead, the loading thread held the interpreter in turns
+      with the request loop and a client producing at 10 MB/s saw answers take up to 90 ms
+      for that second. Any other process loads it at its first batch of
+      :data:`COMPILED_MIN_RECORDS` records or more. ``python -m rackwise.storage.warmup``
       compiles it at install time (the compiled code is cached on disk).
 
 Algorithm
@@ -159,15 +163,20 @@ def scan_records() -> Scan:
     return _compiled[0]
 
 
-def compiled_scan_if_loaded() -> Scan | None:
-    """The compiled kernel if it is loaded; otherwise start loading it on a thread of its own
-    (once per process) and answer None."""
+def load_in_background() -> None:
+    """Start loading the compiled kernel on a thread of its own (once per process)."""
     global _started  # noqa: PLW0603 - one loader per process
-    if _compiled:
-        return _compiled[0]
     if not _started:
         _started = True
         threading.Thread(target=_load, name="record walk compiler", daemon=True).start()
+
+
+def compiled_scan_if_loaded() -> Scan | None:
+    """The compiled kernel if it is loaded; otherwise start loading it (if no one has) and
+    answer None."""
+    if _compiled:
+        return _compiled[0]
+    load_in_background()
     return None
 
 
