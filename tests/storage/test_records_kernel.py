@@ -3,7 +3,6 @@ accepts, and it accepts no batch the interpreted walk refuses."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,21 +23,9 @@ from rackwise.storage.records_kernel import (
     as_array,
     scan_records,
 )
+from tests.storage.test_batch import NOW, records_strategy
 
-NOW = 1_700_000_000_000
-
-records = st.lists(
-    st.tuples(
-        st.one_of(st.none(), st.binary(max_size=200)),
-        st.one_of(st.none(), st.binary(max_size=300)),
-        st.lists(
-            st.tuples(st.text(max_size=4), st.one_of(st.none(), st.binary(max_size=4))),
-            max_size=3,
-        ),
-    ),
-    min_size=1,
-    max_size=40,
-)
+Rows = list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]]
 deltas = st.one_of(
     st.integers(-5, 5),
     st.integers(-(1 << 40), 1 << 40),
@@ -60,16 +47,14 @@ def compiled(data: bytes, count: int, base: int) -> tuple[int, int, int, bool]:
     return int(status), int(lo), int(hi), bool(null_key)
 
 
-def batch_of(
-    rows: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]], stamps: list[int]
-) -> bytes:
+def batch_of(rows: Rows, stamps: list[int]) -> bytes:
     return build_batch(rows, timestamp_ms=NOW, record_timestamps=[NOW + d for d in stamps])
 
 
 @settings(max_examples=300, deadline=None)
-@given(rows=records, data=st.data())
+@given(rows=records_strategy, data=st.data())
 def test_the_kernel_gives_the_interpreted_summary_of_every_valid_batch(
-    rows: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
+    rows: Rows,
     data: st.DataObject,
 ) -> None:
     stamps = data.draw(st.lists(deltas, min_size=len(rows), max_size=len(rows)))
@@ -86,9 +71,9 @@ def test_the_kernel_gives_the_interpreted_summary_of_every_valid_batch(
 
 
 @settings(max_examples=600, deadline=None)
-@given(rows=records, data=st.data())
+@given(rows=records_strategy, data=st.data())
 def test_the_kernel_accepts_no_damaged_batch_the_interpreted_walk_refuses(
-    rows: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
+    rows: Rows,
     data: st.DataObject,
 ) -> None:
     """Bytes overwritten, cut off or added, or a wrong record count: where the kernel says
@@ -120,7 +105,7 @@ def test_the_kernel_leaves_a_ten_byte_timestamp_delta_to_the_interpreted_walk() 
 
 def test_the_interpreted_form_of_the_kernel_runs_the_same_statements() -> None:
     batch = batch_of([(None, b"v" * 10, [("h", None)]), (b"k", None, [])], [3, -2])
-    array = np.frombuffer(batch, dtype=np.uint8)
+    array = as_array(batch)
     base = parse_header(batch).base_timestamp
     assert _scan_records(array, BATCH_HEADER_BYTES, len(batch), 2, base) == (
         SCAN_OK,
@@ -133,9 +118,7 @@ def test_the_interpreted_form_of_the_kernel_runs_the_same_statements() -> None:
 
 def test_a_large_damaged_batch_is_refused_in_kafkas_words_by_the_compiled_path() -> None:
     scan_records()  # loaded: walk_records now takes the compiled path for large batches
-    rows: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
-        (None, b"x" * 100, []) for _ in range(COMPILED_MIN_RECORDS)
-    ]
+    rows: Rows = [(None, b"x" * 100, []) for _ in range(COMPILED_MIN_RECORDS)]
     batch = bytearray(batch_of(rows, [0] * len(rows)))
     h = parse_header(bytes(batch))
     assert walk_records(bytes(batch), BATCH_HEADER_BYTES, h.end, h.record_count, NOW) == (

@@ -35,9 +35,9 @@ Algorithm
     in :mod:`rackwise.storage.batch_records`.
 
 Worked example
-    ``scan_records(np.frombuffer(b"\\x10\\x00\\x00\\x00\\x02k\\x02v\\x00", np.uint8), 0, 9, 1,
-    1000)`` is ``(SCAN_OK, 1000, 1000, False)``: one record with key ``k`` and value ``v`` at
-    the base timestamp.
+    ``scan_records()(as_array(b"\\x10\\x00\\x00\\x00\\x02k\\x02v\\x00"), 0, 9, 1, 1000)`` is
+    ``(SCAN_OK, 1000, 1000, False)``: one record with key ``k`` and value ``v`` at the base
+    timestamp.
 """
 
 from __future__ import annotations
@@ -157,8 +157,7 @@ def scan_records() -> Scan:
         with _loading:
             if not _compiled:
                 scan = _scan_records.compiled()
-                empty = np.frombuffer(memoryview(b"").toreadonly(), dtype=np.uint8)
-                scan(empty, 0, 0, 0, 0)  # loads the cached code, or compiles it
+                scan(as_array(b""), 0, 0, 0, 0)  # loads the cached code, or compiles it
                 _compiled.append(scan)
     return _compiled[0]
 
