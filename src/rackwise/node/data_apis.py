@@ -33,7 +33,6 @@ Worked example
 
 from __future__ import annotations
 
-import datetime
 import logging
 from collections.abc import Callable, Hashable
 from typing import Any, Final
@@ -41,7 +40,14 @@ from typing import Any, Final
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
 from rackwise.net import NO_RESPONSE, CloseConnection
-from rackwise.protocol import ApiKey, FetchResponseValues, Request, make, response_class
+from rackwise.protocol import (
+    ApiKey,
+    FetchResponseValues,
+    ProduceResponseValues,
+    Request,
+    make,
+    response_class,
+)
 from rackwise.protocol.values import millis
 from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
 from rackwise.replica.manager import ReadResult, ReplicaManager
@@ -212,7 +218,7 @@ class DataApis:
                 "index": index,
                 "error_code": code,
                 "base_offset": NO_OFFSET,
-                "log_append_time": None,
+                "log_append_time": NO_TIMESTAMP,
                 "log_start_offset": NO_OFFSET,
                 "record_errors": record_errors,
                 "error_message": message,
@@ -220,10 +226,7 @@ class DataApis:
             if info is not None and code in (NONE, 20):
                 entry["base_offset"] = info.first_offset
                 entry["log_start_offset"] = info.log_start_offset
-                if info.log_append_time_ms != NO_TIMESTAMP:
-                    entry["log_append_time"] = datetime.datetime.fromtimestamp(
-                        info.log_append_time_ms / 1000, tz=datetime.UTC
-                    )
+                entry["log_append_time"] = info.log_append_time_ms
             if code == NotLeaderOrFollowerException.error_code:
                 leader, epoch = self.replicas.leader_of(topic, index)
                 entry["current_leader"] = {"leader_id": leader, "leader_epoch": epoch}
@@ -240,7 +243,7 @@ class DataApis:
             "throttle_time": 0,
             "node_endpoints": self._endpoints(leaders),
         }
-        return make(response_class(ApiKey.PRODUCE, version), values)
+        return ProduceResponseValues(version, values)
 
     def _endpoints(self, broker_ids: set[int]) -> list[dict[str, Any]]:
         image = self.image()

@@ -18,6 +18,8 @@ that the rest of rackwise never imports kio.
 * :mod:`~rackwise.protocol.fetch_response`: Fetch responses written around their record
   batches, as buffers (:func:`encode_response_buffers`; a handler may answer with
   :class:`FetchResponseValues`, plain values, and skip building the message).
+* :mod:`~rackwise.protocol.produce_response`: Produce responses from plain values
+  (:class:`ProduceResponseValues`), the same way.
 
 Kafka's message classes (kio's) are reached through :func:`request_class` and
 :func:`response_class`; unknown tagged fields are skipped everywhere.
@@ -53,6 +55,7 @@ from rackwise.protocol.fetch_response import FetchResponseValues, encode_fetch_r
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
 from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
+from rackwise.protocol.produce_response import ProduceResponseValues
 from rackwise.protocol.server import decode_request, encode_response, encode_response_buffers
 from rackwise.protocol.values import field_names, make, millis
 
@@ -82,6 +85,7 @@ __all__ = [
     "MalformedResponseError",
     "MessageEncodeError",
     "Outcome",
+    "ProduceResponseValues",
     "ProtocolError",
     "Reply",
     "Request",

@@ -48,16 +48,28 @@ Worked example
 
 from __future__ import annotations
 
-import datetime
-import functools
 import struct
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.protocol.errors import MessageEncodeError
 from rackwise.protocol.header import RequestHeader
+from rackwise.protocol.plain_writer import (
+    INT16,
+    INT32,
+    NULL_INT32,
+    REQUIRED,
+    SMALL_UVARINTS,
+    Getter,
+    PlainWriter,
+    getter,
+    millis,
+    missing,
+    required,
+    uvarint,
+)
 
 Buffer = bytes | bytearray | memoryview
 """One piece of an encoded response, as the transport's ``write`` takes it."""
@@ -78,24 +90,14 @@ NO_EPOCH: Final = -1
 NO_SESSION: Final = 0
 ZERO_UUID_BYTES: Final = bytes(16)
 
-_REQUIRED: Final = object()
-_INT16: Final = struct.Struct(">h")
-_INT32: Final = struct.Struct(">i")
-_INT64: Final = struct.Struct(">q")
 _INT64_PAIR: Final = struct.Struct(">qq")
 _HEAD_V4: Final = struct.Struct(">ihqq")  # index, error, high watermark, last stable offset
 _HEAD_V5: Final = struct.Struct(">ihqqq")  # ... and log start offset
 _EPOCH_END_OFFSET: Final = struct.Struct(">iqB")  # epoch, end offset, no tags
 _LEADER: Final = struct.Struct(">iiB")  # leader id, leader epoch, no tags
 _SNAPSHOT_ID: Final = struct.Struct(">qiB")  # end offset, epoch, no tags
-_SMALL_UVARINTS: Final = tuple(bytes((n,)) for n in range(128))
-NULL_LENGTH: Final = -1
-"""The int32 length of a null array or null records in the legacy (non-flexible) encoding."""
-_NULL_INT32: Final = _INT32.pack(NULL_LENGTH)
-_ZERO_INT32: Final = _INT32.pack(0)
+_ZERO_INT32: Final = INT32.pack(0)
 _BYTES_TYPES: Final = (bytes, bytearray, memoryview)
-
-Getter = Callable[[str, Any], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +127,11 @@ def encode_fetch_response(header: RequestHeader, response: Any) -> list[Buffer]:
     if isinstance(response, FetchResponseValues):
         response = response.values
     body = write_fetch_response(version, response)
-    head = _INT32.pack(header.correlation_id)
+    head = INT32.pack(header.correlation_id)
     if version >= FIRST_FLEXIBLE_VERSION:
         head += b"\x00"  # response header v1: no tagged fields
     size = len(head) + sum(_size(buffer) for buffer in body)
-    return [_INT32.pack(size) + head, *body]
+    return [INT32.pack(size) + head, *body]
 
 
 def write_fetch_response(version: int, response: Any) -> list[Buffer]:
@@ -148,52 +150,14 @@ def _size(buffer: Buffer) -> int:
     return buffer.nbytes if isinstance(buffer, memoryview) else len(buffer)
 
 
-def _getter(value: Any) -> Getter:
-    """``get(name, default)`` over a plain mapping or a message object."""
-    if type(value) is dict or isinstance(value, Mapping):
-        return value.get
-    return functools.partial(getattr, value)
-
-
-def _required(get: Getter, name: str, where: str) -> Any:
-    value = get(name, _REQUIRED)
-    if value is _REQUIRED:
-        raise _missing(where, name)
-    return value
-
-
-def _missing(where: str, *names: str) -> TypeError:
-    return TypeError(f"{where} needs {', '.join(repr(name) for name in names)}")
-
-
-def _uvarint(value: int) -> bytes:
-    if 0 <= value < 128:
-        return _SMALL_UVARINTS[value]
-    if value < 0:
-        raise ValueError(f"an unsigned varint cannot hold {value}")
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _millis(value: Any) -> int:
-    if isinstance(value, datetime.timedelta):
-        return round(value.total_seconds() * 1000)
-    return int(value)
-
-
-class _FetchWriter:
+class _FetchWriter(PlainWriter):
     """The buffers of one response being written (one use)."""
 
-    __slots__ = ("buffers", "flexible", "out", "version")
+    __slots__ = ("buffers", "version")
 
     def __init__(self, version: int) -> None:
+        super().__init__(flexible=version >= FIRST_FLEXIBLE_VERSION)
         self.version = version
-        self.flexible = version >= FIRST_FLEXIBLE_VERSION
-        self.out = bytearray()
         self.buffers: list[Buffer] = []
 
     def finish(self) -> list[Buffer]:
@@ -202,36 +166,12 @@ class _FetchWriter:
             self.out = bytearray()
         return self.buffers
 
-    # ---- encodings -------------------------------------------------------------------------
-
-    def array_length(self, items: Sequence[Any] | None) -> None:
-        if self.flexible:
-            self.out += _uvarint(0 if items is None else len(items) + 1)
-        else:
-            self.out += _NULL_INT32 if items is None else _INT32.pack(len(items))
-
-    def string(self, text: str) -> None:
-        data = text.encode()
-        if self.flexible:
-            self.out += _uvarint(len(data) + 1)
-        else:
-            self.out += _INT16.pack(len(data))
-        self.out += data
-
-    def nullable_compact_string(self, text: str | None) -> None:
-        if text is None:
-            self.out += b"\x00"
-            return
-        data = text.encode()
-        self.out += _uvarint(len(data) + 1)
-        self.out += data
-
     def records(self, records: Buffer | None) -> None:
         if records is None:
-            self.out += b"\x00" if self.flexible else _NULL_INT32
+            self.out += b"\x00" if self.flexible else NULL_INT32
             return
         size = _size(records)
-        self.out += _uvarint(size + 1) if self.flexible else _INT32.pack(size)
+        self.out += uvarint(size + 1) if self.flexible else INT32.pack(size)
         if size < INLINE_RECORDS_BYTES and isinstance(records, _BYTES_TYPES):
             self.out += records
             return
@@ -242,38 +182,28 @@ class _FetchWriter:
     # ---- the message -----------------------------------------------------------------------
 
     def response(self, response: Any) -> None:
-        get = _getter(response)
+        get = getter(response)
         version = self.version
-        self.out += _INT32.pack(_millis(_required(get, "throttle_time", "FetchResponse")))
+        self.out += INT32.pack(millis(required(get, "throttle_time", "FetchResponse")))
         if version >= 7:
-            self.out += _INT16.pack(int(_required(get, "error_code", "FetchResponse")))
-            self.out += _INT32.pack(int(get("session_id", NO_SESSION)))
-        topics = _required(get, "responses", "FetchResponse")
+            self.out += INT16.pack(int(required(get, "error_code", "FetchResponse")))
+            self.out += INT32.pack(int(get("session_id", NO_SESSION)))
+        topics = required(get, "responses", "FetchResponse")
         self.array_length(topics)
         for topic in topics:
             self.topic(topic)
         if not self.flexible:
             return
-        endpoints = get("node_endpoints", ()) if version >= 16 else ()
-        if not endpoints:
-            self.out += b"\x00"
-            return
-        self.out += b"\x01\x00"  # one tagged field, tag 0
-        tagged = _FetchWriter(version)
-        tagged.array_length(endpoints)
-        for endpoint in endpoints:
-            tagged.node_endpoint(endpoint)
-        self.out += _uvarint(len(tagged.out))
-        self.out += tagged.out
+        self.node_endpoints_tag(get("node_endpoints", ()) if version >= 16 else ())
 
     def topic(self, topic: Any) -> None:
-        get = _getter(topic)
+        get = getter(topic)
         if self.version >= FIRST_TOPIC_ID_VERSION:
-            topic_id: uuid.UUID | None = _required(get, "topic_id", "FetchableTopicResponse")
+            topic_id: uuid.UUID | None = required(get, "topic_id", "FetchableTopicResponse")
             self.out += ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
         else:
-            self.string(_required(get, "topic", "FetchableTopicResponse"))
-        partitions = _required(get, "partitions", "FetchableTopicResponse")
+            self.string(required(get, "topic", "FetchableTopicResponse"))
+        partitions = required(get, "partitions", "FetchableTopicResponse")
         self.array_length(partitions)
         for partition in partitions:
             self.partition(partition)
@@ -281,20 +211,20 @@ class _FetchWriter:
             self.out += b"\x00"
 
     def partition(self, partition: Any) -> None:
-        get = _getter(partition)
-        index = get("partition_index", _REQUIRED)
-        error_code = get("error_code", _REQUIRED)
-        high_watermark = get("high_watermark", _REQUIRED)
-        aborted = get("aborted_transactions", _REQUIRED)
-        records = get("records", _REQUIRED)
+        get = getter(partition)
+        index = get("partition_index", REQUIRED)
+        error_code = get("error_code", REQUIRED)
+        high_watermark = get("high_watermark", REQUIRED)
+        aborted = get("aborted_transactions", REQUIRED)
+        records = get("records", REQUIRED)
         if (
-            index is _REQUIRED
-            or error_code is _REQUIRED
-            or high_watermark is _REQUIRED
-            or aborted is _REQUIRED
-            or records is _REQUIRED
+            index is REQUIRED
+            or error_code is REQUIRED
+            or high_watermark is REQUIRED
+            or aborted is REQUIRED
+            or records is REQUIRED
         ):
-            raise _missing(
+            raise missing(
                 "PartitionData",
                 "partition_index",
                 "error_code",
@@ -316,20 +246,20 @@ class _FetchWriter:
             for transaction in aborted:
                 self.aborted_transaction(transaction)
         elif aborted is None:
-            out += b"\x00" if self.flexible else _NULL_INT32
+            out += b"\x00" if self.flexible else NULL_INT32
         else:
             out += b"\x01" if self.flexible else _ZERO_INT32
         if self.version >= 11:
-            out += _INT32.pack(get("preferred_read_replica", NO_REPLICA))
+            out += INT32.pack(get("preferred_read_replica", NO_REPLICA))
         self.records(records)
         if self.flexible:
             self.partition_tags(get)
 
     def aborted_transaction(self, transaction: Any) -> None:
-        get = _getter(transaction)
+        get = getter(transaction)
         self.out += _INT64_PAIR.pack(
-            _required(get, "producer_id", "AbortedTransaction"),
-            _required(get, "first_offset", "AbortedTransaction"),
+            required(get, "producer_id", "AbortedTransaction"),
+            required(get, "first_offset", "AbortedTransaction"),
         )
         if self.flexible:
             self.out += b"\x00"
@@ -339,30 +269,22 @@ class _FetchWriter:
         tags: list[bytes] = []
         diverging = get("diverging_epoch", None)
         if diverging is not None:
-            value = _getter(diverging)
+            value = getter(diverging)
             epoch, end_offset = value("epoch", NO_EPOCH), value("end_offset", NO_OFFSET)
             if (epoch, end_offset) != (NO_EPOCH, NO_OFFSET):
                 tags.append(b"\x00\x0d" + _EPOCH_END_OFFSET.pack(epoch, end_offset, 0))
         leader = get("current_leader", None)
         if leader is not None:
-            value = _getter(leader)
+            value = getter(leader)
             leader_id, epoch = value("leader_id", NO_REPLICA), value("leader_epoch", NO_EPOCH)
             if (leader_id, epoch) != (NO_REPLICA, NO_EPOCH):
                 tags.append(b"\x01\x09" + _LEADER.pack(leader_id, epoch, 0))
         snapshot = get("snapshot_id", None)
         if snapshot is not None:
-            value = _getter(snapshot)
+            value = getter(snapshot)
             end_offset, epoch = value("end_offset", NO_OFFSET), value("epoch", NO_EPOCH)
             if (end_offset, epoch) != (NO_OFFSET, NO_EPOCH):
                 tags.append(b"\x02\x0d" + _SNAPSHOT_ID.pack(end_offset, epoch, 0))
-        self.out += _SMALL_UVARINTS[len(tags)]
+        self.out += SMALL_UVARINTS[len(tags)]
         for tag in tags:
             self.out += tag
-
-    def node_endpoint(self, endpoint: Any) -> None:
-        get = _getter(endpoint)
-        self.out += _INT32.pack(_required(get, "node_id", "NodeEndpoint"))
-        self.string(_required(get, "host", "NodeEndpoint"))
-        self.out += _INT32.pack(_required(get, "port", "NodeEndpoint"))
-        self.nullable_compact_string(get("rack", None))
-        self.out += b"\x00"

@@ -78,6 +78,7 @@ from rackwise.protocol.header import (
     peek_api,
 )
 from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
+from rackwise.protocol.produce_response import ProduceResponseValues, write_produce_response
 
 
 def decode_request(data: bytes, listener: Listener) -> Outcome:
@@ -130,15 +131,31 @@ def encode_response_buffers(header: RequestHeader, response: Any) -> list[Buffer
     response refers to its record batches instead of copying them (see
     :mod:`rackwise.protocol.fetch_response`; it may also be given as
     :class:`~rackwise.protocol.fetch_response.FetchResponseValues`), any other is one
-    buffer."""
+    buffer (a Produce response may be given as
+    :class:`~rackwise.protocol.produce_response.ProduceResponseValues`)."""
     if isinstance(response, FetchResponseValues):
         return encode_fetch_response(header, response)
+    if isinstance(response, ProduceResponseValues):
+        return [_produce_frame(header, response)]
     version = _check_response(header, response)
     if header.api_key == ApiKey.FETCH:
         return encode_fetch_response(header, response)
     spec = SUPPORTED[header.api_key]
     head = encode_response_header(header.correlation_id, spec.response_header_version(version))
     return [frame(head + write_body(response))]
+
+
+def _produce_frame(header: RequestHeader, response: ProduceResponseValues) -> bytes:
+    if header.api_key != ApiKey.PRODUCE or response.version != header.api_version:
+        raise ValueError(
+            f"BUG: a Produce v{response.version} response does not answer api key "
+            f"{header.api_key} version {header.api_version}"
+        )
+    spec = SUPPORTED[ApiKey.PRODUCE]
+    head = encode_response_header(
+        header.correlation_id, spec.response_header_version(response.version)
+    )
+    return frame(head + write_produce_response(response.version, response.values))
 
 
 def _check_response(header: RequestHeader, response: Any) -> int:
