@@ -42,6 +42,7 @@ from typing import Any, Final
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.protocol import (
     ApiKey,
+    FetchRequestValues,
     FrameDecoder,
     ProtocolError,
     decode_response,
@@ -186,21 +187,28 @@ class KafkaConnection:
         """Build the request of ``api_key`` from plain values (:func:`rackwise.protocol.make`)
         at ``version`` (default: the negotiated one), send it and return its response."""
         chosen = self.version_for(api_key) if version is None else version
-        body: Any = make(request_class(api_key, chosen), values, **fields)
+        body: Any
+        if api_key == ApiKey.FETCH and values is not None and not fields:
+            body = FetchRequestValues(chosen, values)  # written without building the message
+        else:
+            body = make(request_class(api_key, chosen), values, **fields)
         return await self.send(body, timeout_s=timeout_s)
 
     async def send(self, body: Any, *, timeout_s: float | None = None) -> Any:
-        """Send request message ``body`` and return its response message."""
+        """Send request message ``body`` (or :class:`FetchRequestValues`) and return its
+        response message."""
         if self._closed_because is not None:
             raise DisconnectException(self._closed_because)
         correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
         data = encode_request(body, correlation_id, self.client_id)
-        cls = type(body)
+        if isinstance(body, FetchRequestValues):
+            api_key, version, name = int(ApiKey.FETCH), body.version, "FetchRequest"
+        else:
+            cls = type(body)
+            api_key, version, name = int(cls.__api_key__), int(cls.__version__), cls.__name__
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_retrieve)
-        self._in_flight.append(
-            _InFlight(int(cls.__api_key__), int(cls.__version__), correlation_id, future)
-        )
+        self._in_flight.append(_InFlight(api_key, version, correlation_id, future))
         self._writer.write(data)
         wait_s = self.request_timeout_s if timeout_s is None else timeout_s
         try:
@@ -211,7 +219,7 @@ class KafkaConnection:
                 f"{wait_s:g} s"
             )
             raise RequestTimedOutException(
-                f"{cls.__name__} v{cls.__version__} to {self._peer} timed out after {wait_s:g} s"
+                f"{name} v{version} to {self._peer} timed out after {wait_s:g} s"
             ) from None
         except (ConnectionError, OSError) as e:
             self._fail_all(f"Connection to {self._peer} lost: {e}")

@@ -19,7 +19,9 @@ that the rest of rackwise never imports kio.
   batches, as buffers (:func:`encode_response_buffers`; a handler may answer with
   :class:`FetchResponseValues`, plain values, and skip building the message).
 * :mod:`~rackwise.protocol.produce_response`: Produce responses from plain values
-  (:class:`ProduceResponseValues`), the same way.
+  (:class:`ProduceResponseValues`), the same way; and
+  :mod:`~rackwise.protocol.fetch_request` Fetch requests (:class:`FetchRequestValues`, which
+  :func:`encode_request` takes).
 
 Kafka's message classes (kio's) are reached through :func:`request_class` and
 :func:`response_class`; unknown tagged fields are skipped everywhere.
@@ -51,6 +53,7 @@ from rackwise.protocol.errors import (
     UnsupportedVersionException,
     error_name,
 )
+from rackwise.protocol.fetch_request import FetchRequestValues
 from rackwise.protocol.fetch_response import FetchResponseValues, encode_fetch_response
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
@@ -77,6 +80,7 @@ __all__ = [
     "ApiSpec",
     "Close",
     "CorrelationIdMismatchException",
+    "FetchRequestValues",
     "FetchResponseValues",
     "FinalizedFeature",
     "FrameDecoder",

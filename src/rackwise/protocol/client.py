@@ -23,6 +23,11 @@ from rackwise.protocol.errors import (
     MalformedResponseError,
     UnsupportedVersionException,
 )
+from rackwise.protocol.fetch_request import (
+    FIRST_FLEXIBLE_VERSION,
+    FetchRequestValues,
+    write_fetch_request,
+)
 from rackwise.protocol.framing import frame
 from rackwise.protocol.header import (
     HeaderError,
@@ -38,7 +43,15 @@ _INT16: Final = struct.Struct(">h")
 def encode_request(
     body: Any, correlation_id: int, client_id: str | None = DEFAULT_CLIENT_ID
 ) -> bytes:
-    """The frame (size prefix included) of request message ``body``."""
+    """The frame (size prefix included) of request message ``body`` (or of a Fetch request
+    given as :class:`~rackwise.protocol.fetch_request.FetchRequestValues`)."""
+    if isinstance(body, FetchRequestValues):
+        version = body.version
+        header_version = 2 if version >= FIRST_FLEXIBLE_VERSION else 1
+        head = encode_request_header(
+            ApiKey.FETCH, version, correlation_id, client_id, header_version
+        )
+        return frame(head + write_fetch_request(version, body.values))
     cls = type(body)
     api_key = int(getattr(cls, "__api_key__", -1))
     version = int(getattr(cls, "__version__", -1))
