@@ -56,7 +56,6 @@ Worked example
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -368,13 +367,21 @@ def stamp_batches(
             crc = crc32c(memoryview(buf)[pos + ATTRIBUTES_AT : header.end])
             UINT32_STRUCT.pack_into(buf, pos + CRC_AT, crc)
         stamped.append(
-            dataclasses.replace(
-                header,
-                base_offset=offset,
-                partition_leader_epoch=leader_epoch,
-                attributes=attributes,
-                max_timestamp=max_timestamp,
-                crc=crc,
+            BatchHeader(  # dataclasses.replace, without its per-field walk (the hot path)
+                header.position,
+                offset,
+                header.batch_length,
+                leader_epoch,
+                header.magic,
+                crc,
+                attributes,
+                header.last_offset_delta,
+                header.base_timestamp,
+                max_timestamp,
+                header.producer_id,
+                header.producer_epoch,
+                header.base_sequence,
+                header.record_count,
             )
         )
         offset += header.last_offset_delta + 1

@@ -112,6 +112,15 @@ class FileCache:
     @contextmanager
     def lease(self, path: Path, *, create: bool = False) -> Iterator[int]:
         """A descriptor of ``path`` (read-write), open for the duration of the block."""
+        key, fd = self._acquire(path, create)
+        try:
+            yield fd
+        finally:
+            self._release(key)
+
+    def _acquire(self, path: Path, create: bool = False) -> tuple[str, int]:
+        """:meth:`lease` without a generator, for the reads and writes of every request: the
+        key to :meth:`_release` and the descriptor."""
         key = str(path)
         with self._lock:
             fd = self._fds.get(key)
@@ -125,16 +134,16 @@ class FileCache:
             else:
                 self._fds.move_to_end(key)
             self._leases[key] = self._leases.get(key, 0) + 1
-        try:
-            yield fd
-        finally:
-            with self._lock:
-                left = self._leases[key] - 1
-                if left:
-                    self._leases[key] = left
-                else:
-                    del self._leases[key]
-                    self._evict(self.max_open_files)
+        return key, fd
+
+    def _release(self, key: str) -> None:
+        with self._lock:
+            left = self._leases[key] - 1
+            if left:
+                self._leases[key] = left
+            else:
+                del self._leases[key]
+                self._evict(self.max_open_files)
 
     def _evict(self, keep: int) -> None:
         """Close idle descriptors, oldest first, until at most ``keep`` stay open."""
@@ -152,7 +161,8 @@ class FileCache:
 
     def read(self, path: Path, position: int, size: int) -> bytes:
         """Up to ``size`` bytes from ``position`` (fewer only at the end of the file)."""
-        with self.lease(path) as fd:
+        key, fd = self._acquire(path)
+        try:
             chunks = []
             while size > 0:
                 chunk = os.pread(fd, size, position)
@@ -161,6 +171,8 @@ class FileCache:
                 chunks.append(chunk)
                 position += len(chunk)
                 size -= len(chunk)
+        finally:
+            self._release(key)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def write(
@@ -173,17 +185,21 @@ class FileCache:
     ) -> None:
         """Write all of ``data`` at ``position`` (creating the file if ``create``)."""
         view = memoryview(data)
-        with self.lease(path, create=create) as fd:
+        key, fd = self._acquire(path, create)
+        try:
             while view:
                 written = os.pwrite(fd, view, position)
                 view = view[written:]
                 position += written
+        finally:
+            self._release(key)
 
     def sendfile(self, path: Path, socket_fd: int, position: int, size: int) -> int:
         """``sendfile`` ``size`` bytes of ``path`` from ``position`` to the non-blocking socket
         ``socket_fd`` until all are sent or the socket is full; how many bytes went."""
         done = 0
-        with self.lease(path) as fd:
+        key, fd = self._acquire(path)
+        try:
             while done < size:
                 try:
                     sent = os.sendfile(socket_fd, fd, position + done, size - done)
@@ -192,6 +208,8 @@ class FileCache:
                 if sent == 0:
                     raise RegionUnavailable(f"{path} ends before byte {position + size}")
                 done += sent
+        finally:
+            self._release(key)
         return done
 
     def truncate(self, path: Path, size: int) -> None:
