@@ -34,6 +34,7 @@ import asyncio
 import collections
 import contextlib
 import itertools
+import struct
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,7 +44,6 @@ from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.protocol import (
     ApiKey,
     FetchRequestValues,
-    FrameDecoder,
     ProtocolError,
     decode_response,
     encode_request,
@@ -51,6 +51,7 @@ from rackwise.protocol import (
     negotiate_with,
     request_class,
 )
+from rackwise.protocol.framing import size_refused
 
 DEFAULT_CONNECT_TIMEOUT_S: Final = 10.0
 DEFAULT_REQUEST_TIMEOUT_S: Final = 30.0
@@ -60,6 +61,7 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 1 << 30
 UNSUPPORTED_VERSION: Final = 35
 LATEST_API_VERSIONS: Final = 4
 READ_CHUNK_BYTES: Final = 1 << 18
+_SIZE: Final = struct.Struct(">i")
 
 
 @dataclass(slots=True)
@@ -89,7 +91,7 @@ class KafkaConnection:
         self.request_timeout_s = request_timeout_s
         self._reader = reader
         self._writer = writer
-        self._decoder = FrameDecoder(max_response_bytes)
+        self.max_response_bytes = max_response_bytes
         self._correlation_ids = itertools.count(1)
         self._in_flight: collections.deque[_InFlight] = collections.deque()
         self._closed_because: str | None = None
@@ -254,18 +256,19 @@ class KafkaConnection:
         return f"{self.address[0]}:{self.address[1]}"
 
     async def _read_responses(self) -> None:
+        # Each frame is read whole from the stream's buffer (one copy): a follower's Fetch
+        # responses are megabytes, and gathering them through a frame decoder copied each
+        # twice more.
         try:
             while True:
-                chunk = await self._reader.read(READ_CHUNK_BYTES)
-                if not chunk:
-                    self._fail_all(f"Connection to {self._peer} closed by the peer")
+                (size,) = _SIZE.unpack(await self._reader.readexactly(_SIZE.size))
+                refused = size_refused(size, self.max_response_bytes)
+                if refused is not None:
+                    self._fail_all(f"Connection to {self._peer}: {refused}")
                     return
-                frames = self._decoder.feed(chunk)
-                for data in frames.frames:
-                    self._deliver(data)
-                if frames.close is not None:
-                    self._fail_all(f"Connection to {self._peer}: {frames.close.reason}")
-                    return
+                self._deliver(await self._reader.readexactly(size))
+        except asyncio.IncompleteReadError:
+            self._fail_all(f"Connection to {self._peer} closed by the peer")
         except (ConnectionError, OSError) as e:
             self._fail_all(f"Connection to {self._peer} lost: {e}")
 

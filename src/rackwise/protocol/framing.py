@@ -30,6 +30,16 @@ def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
+def size_refused(size: int, max_size: int) -> str | None:
+    """Why a frame announcing ``size`` bytes breaks the stream (Kafka's words), or None when
+    the size is acceptable."""
+    if size < 0:
+        return f"Invalid receive (size = {size})"
+    if size > max_size:
+        return f"Invalid receive (size = {size} larger than {max_size})"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Frames:
     """What one :meth:`FrameDecoder.feed` produced: the frames completed, in order, and, if
@@ -92,11 +102,7 @@ class FrameDecoder:
         return Frames(tuple(frames))
 
     def _fail(self, size: int) -> None:
-        if size < 0:
-            reason = f"Invalid receive (size = {size})"
-        else:
-            reason = f"Invalid receive (size = {size} larger than {self._max_size})"
-        self._closed = Close(reason)
+        self._closed = Close(size_refused(size, self._max_size) or "")
         self._buffer = bytearray()
         self._position = 0
 
