@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from rackwise.net import NO_RESPONSE, CloseConnection, KafkaConnection, start_server
+from rackwise.net import (
+    NO_RESPONSE,
+    CloseConnection,
+    KafkaConnection,
+    let_next_request_in,
+    start_server,
+)
+from rackwise.net.server import MAX_WAITING_PRODUCES
 from rackwise.protocol import (
     ApiKey,
     Listener,
@@ -209,3 +216,140 @@ def test_response_class_of_another_api_closes_the_connection() -> None:
             return await exchange(server.port, create_topics_frame(1, "t"))
 
     assert run(scenario()) == (b"", True)
+
+
+# ---- Produce requests waiting for their followers ------------------------------------------
+
+
+def produce_frame(correlation_id: int) -> bytes:
+    body = make(
+        request_class(ApiKey.PRODUCE, 9),
+        acks=-1,
+        timeout=1000,
+        topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": None}]}],
+    )
+    return encode_request(body, correlation_id, "raw")
+
+
+def produce_answer(request: Request) -> Any:
+    return make(
+        response_class(ApiKey.PRODUCE, request.header.api_version),
+        responses=[],
+        throttle_time=0,
+    )
+
+
+async def read_answers(reader: asyncio.StreamReader, count: int) -> list[int]:
+    ids = []
+    for _ in range(count):
+        (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 5.0))
+        body = await reader.readexactly(size)
+        ids.append(struct.unpack_from(">i", body)[0])
+    return ids
+
+
+class Gates:
+    """A Produce handler that records each request as it starts, lets the next one in (as the
+    broker does once it has appended) unless told not to, and answers when its gate opens."""
+
+    def __init__(self, *, let_in: bool = True, failing: int | None = None) -> None:
+        self.started: list[int] = []
+        self.gates: dict[int, asyncio.Event] = {}
+        self.let_in = let_in
+        self.failing = failing
+
+    def gate(self, correlation_id: int) -> asyncio.Event:
+        return self.gates.setdefault(correlation_id, asyncio.Event())
+
+    async def handler(self, request: Request) -> Any:
+        correlation_id = request.header.correlation_id
+        self.started.append(correlation_id)
+        if self.let_in:
+            let_next_request_in()
+        await self.gate(correlation_id).wait()
+        if correlation_id == self.failing:
+            raise RuntimeError("a broken handler")
+        return produce_answer(request)
+
+    async def until_started(self, count: int) -> None:
+        for _ in range(500):
+            if len(self.started) >= count:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"only {self.started} started")
+
+
+def test_produces_waiting_for_followers_let_the_next_requests_in_and_answer_in_order() -> None:
+    async def scenario() -> None:
+        gates = Gates()
+        async with await start_server(gates.handler, Listener.BROKER) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"".join(produce_frame(i) for i in range(1, 8)))
+            await gates.until_started(MAX_WAITING_PRODUCES)
+            await asyncio.sleep(0.2)
+            assert gates.started == [1, 2, 3, 4, 5]  # no more than five wait at once
+            for i in (5, 4, 3, 2):  # later ones finish first: their answers wait their turn
+                gates.gate(i).set()
+            await asyncio.sleep(0.2)
+            assert gates.started == [1, 2, 3, 4, 5]
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(reader.readexactly(1), 0.2)
+            gates.gate(1).set()
+            assert await read_answers(reader, 5) == [1, 2, 3, 4, 5]
+            await gates.until_started(7)
+            gates.gate(7).set()
+            gates.gate(6).set()
+            assert await read_answers(reader, 2) == [6, 7]
+            writer.close()
+
+    run(scenario())
+
+
+def test_a_produce_that_does_not_let_the_next_request_in_holds_it() -> None:
+    async def scenario() -> None:
+        gates = Gates(let_in=False)
+        async with await start_server(gates.handler, Listener.BROKER) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(produce_frame(1) + produce_frame(2))
+            await gates.until_started(1)
+            await asyncio.sleep(0.2)
+            assert gates.started == [1]
+            gates.gate(2).set()
+            gates.gate(1).set()
+            assert await read_answers(reader, 2) == [1, 2]
+            writer.close()
+
+    run(scenario())
+
+
+def test_a_failing_produce_closes_the_connection_before_the_answers_behind_it() -> None:
+    async def scenario() -> None:
+        gates = Gates(failing=1)
+        async with await start_server(gates.handler, Listener.BROKER) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(produce_frame(1) + produce_frame(2))
+            await gates.until_started(2)
+            gates.gate(2).set()  # answered first, written only after the first: never
+            await asyncio.sleep(0.1)
+            gates.gate(1).set()
+            assert await asyncio.wait_for(reader.read(), 5.0) == b""  # closed, nothing sent
+            writer.close()
+        assert gates.started == [1, 2]
+
+    run(scenario())
+
+
+def test_a_malformed_frame_behind_a_waiting_produce_closes_after_its_answer() -> None:
+    async def scenario() -> None:
+        gates = Gates()
+        async with await start_server(gates.handler, Listener.BROKER) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(produce_frame(1) + framed(header(777, 0, 2, flexible=False)))
+            await gates.until_started(1)
+            await asyncio.sleep(0.1)
+            gates.gate(1).set()
+            assert await read_answers(reader, 1) == [1]  # answered as if read in turn
+            assert await asyncio.wait_for(reader.read(), 5.0) == b""  # then closed
+            writer.close()
+
+    run(scenario())

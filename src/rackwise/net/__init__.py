@@ -13,9 +13,12 @@ Server (:mod:`~rackwise.net.server`)
     rackwise.protocol.response_class(key, version), ...)``), or :data:`NO_RESPONSE`, or raises
     :class:`CloseConnection` to close without answering. Any other exception is logged as one
     line on the ``rackwise.net`` logger and closes that connection only. Requests of one
-    connection are handled one at a time, in order (as Kafka does); open several connections
-    for concurrency (a long poll and heartbeats). Malformed frames get Kafka's answer (an error
-    response or a closed connection), decided by :func:`rackwise.protocol.decode_request`.
+    connection are handled one at a time, in order (as Kafka does), but for Produce requests
+    waiting for their followers: a handler that calls :func:`let_next_request_in` lets the
+    connection read its next request meanwhile (up to 5 waiting), and the answers are still
+    written in order; open several connections for concurrency (a long poll and
+    heartbeats). Malformed frames get Kafka's answer (an error response or a closed
+    connection), decided by :func:`rackwise.protocol.decode_request`.
     Each connection yields to the others after each request; ``limits=ServerLimits(...)``
     (:mod:`~rackwise.net.limits`: ``connections.max.idle.ms``, ``queued.max.request.bytes``,
     ``max.connections``, ``max.connections.per.ip``) bounds what clients may hold, and
@@ -66,6 +69,7 @@ from rackwise.net.server import (
     Handler,
     KafkaServer,
     current_connection,
+    let_next_request_in,
     start_server,
 )
 
@@ -91,6 +95,7 @@ __all__ = [
     "ServerLimits",
     "ThreadedKafkaServer",
     "current_connection",
+    "let_next_request_in",
     "start_server",
     "start_threaded_server",
 ]

@@ -13,7 +13,15 @@ Constraints
     * One request per connection in processing: as Kafka mutes a channel while its request is
       in flight, the next frame is not read before the previous response is written.
       Concurrency comes from connections: a peer that wants a long poll (FetchMetadataLog) and
-      heartbeats at once opens two.
+      heartbeats at once opens two. One exception, for throughput at acks=all: a Produce
+      handler that has appended and only waits for the followers calls
+      :func:`let_next_request_in`, and the connection reads its next request meanwhile (up
+      to :data:`MAX_WAITING_PRODUCES` waiting). The appends stay in the order of the
+      requests (the next one is read only after this one's appends), the answers are written
+      in that order, and a request that ends the connection ends the ones behind it. Kafka
+      mutes the channel through that wait, so a producer with 5 requests in flight gets one
+      replication round per request; here the followers fetch up to 5 requests' records in
+      one round.
     * Fair: after each request the connection yields to the event loop, so a connection that
       pipelines requests as fast as they are answered takes its turn with the others instead
       of starving them (a new connection's ApiVersions waits for one request of each busy
@@ -55,7 +63,9 @@ Worked example
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -80,6 +90,7 @@ from rackwise.protocol import (
     decode_request,
     encode_response_buffers,
 )
+from rackwise.protocol.header import peek_api
 from rackwise.storage.files import FileRegion, RegionUnavailable
 
 LOG: Final = logging.getLogger("rackwise.net")
@@ -93,10 +104,30 @@ SWEEP_MAX_INTERVAL_S: Final = 1.0
 SWEEP_MIN_INTERVAL_S: Final = 0.01
 """Bounds of the idle sweeper's period (a quarter of the idle timeout, within them)."""
 CLOSE_WAIT_S: Final = 1.0
+MAX_WAITING_PRODUCES: Final = 5
+"""Produce requests of one connection that may wait for their acknowledgements at once while
+the connection's next request is read (Kafka's producers send at most 5 at a time by default,
+``max.in.flight.requests.per.connection``)."""
+_PRODUCE: Final = 0
 _SIZE: Final = struct.Struct(">i")
 _IOV_MAX: Final = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16
 QUEUED_PIECE_BYTES: Final = 65_536
 """What a response queues with the transport each time the socket is full."""
+
+
+def _close_if_failed(writer: asyncio.StreamWriter, answer: asyncio.Task[bool]) -> None:
+    """Close the connection when ``answer`` (a Produce request's, answered while the
+    connection waits for its next request) says it must close."""
+    if not answer.cancelled() and (answer.exception() is not None or not answer.result()):
+        writer.close()
+
+
+async def _after(previous: asyncio.Task[bool] | None) -> bool:
+    """Whether the connection is still sound once ``previous`` (an earlier answer) is done."""
+    if previous is None:
+        return True
+    await asyncio.wait([previous])
+    return not previous.cancelled() and previous.exception() is None and previous.result()
 
 
 def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> list[Any]:
@@ -182,6 +213,7 @@ def _take(buffers: list[Any], limit: int) -> tuple[list[Any], list[Any]]:
 
 
 _CURRENT: ContextVar[ClientConnection | None] = ContextVar("rackwise_connection", default=None)
+_PARKED: ContextVar[asyncio.Future[None] | None] = ContextVar("rackwise_parked", default=None)
 
 
 class _NoResponse:
@@ -215,6 +247,16 @@ def current_connection() -> ClientConnection | None:
     return _CURRENT.get()
 
 
+def let_next_request_in() -> None:
+    """Tell the server that the Produce request being handled has done all it does in order
+    (its appends) and now only waits (for the followers, acks=all): its connection may read
+    and start its next request. The responses are still written in the order of the requests.
+    Does nothing outside a Produce handler."""
+    parked = _PARKED.get()
+    if parked is not None and not parked.done():
+        parked.set_result(None)
+
+
 @dataclass(eq=False, slots=True)
 class _Client:
     """A connection's state as the server tracks it."""
@@ -222,8 +264,8 @@ class _Client:
     connection: ClientConnection
     last_active: float
     """Loop time of the last byte read or written."""
-    is_busy: bool = False
-    """A request of this connection is being handled (not idle, whatever the time)."""
+    busy: int = 0
+    """Requests of this connection being handled (not idle while any is, whatever the time)."""
     frame_bytes: int = 0
     """The size of the frame being received (0 between frames)."""
     writer: asyncio.StreamWriter | None = field(default=None, repr=False)
@@ -413,29 +455,91 @@ class KafkaServer:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: _Client
     ) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            head = await _read_or_eof(reader, _SIZE.size)
-            if head is None:
-                return
-            client.last_active = loop.time()
-            close = FrameDecoder(self.max_request_bytes).feed(head).close
-            if close is not None:
-                self._log_close(client, close)
-                return
-            (size,) = _SIZE.unpack(head)
-            client.frame_bytes = size
-            granted = self.pool.needs_grant(size)
-            if granted:
-                await self.pool.reserve(size)
-            try:
-                body = await self._read_body(reader, client, size)
-                client.frame_bytes = 0
-                if body is None or not await self._answer(body, writer, client):
+        waiting: collections.deque[asyncio.Task[bool]] = collections.deque()
+        """Produce requests answered after their followers, oldest first."""
+        try:
+            while True:
+                while waiting and waiting[0].done():
+                    if not waiting.popleft().result():
+                        return
+                if len(waiting) >= MAX_WAITING_PRODUCES:
+                    await asyncio.wait([waiting[0]])
+                    continue
+                head = await _read_or_eof(reader, _SIZE.size)
+                if head is None:
                     return
-            finally:
+                client.last_active = loop.time()
+                close = FrameDecoder(self.max_request_bytes).feed(head).close
+                if close is not None:
+                    self._log_close(client, close)
+                    return
+                (size,) = _SIZE.unpack(head)
+                client.frame_bytes = size
+                granted = self.pool.needs_grant(size)
                 if granted:
-                    self.pool.release(size)
-            await asyncio.sleep(0)  # let the other connections take their turn
+                    await self.pool.reserve(size)
+                try:
+                    body = await self._read_body(reader, client, size)
+                    client.frame_bytes = 0
+                except BaseException:
+                    if granted:
+                        self.pool.release(size)
+                    raise
+                if body is None:
+                    if granted:
+                        self.pool.release(size)
+                    return
+                previous = waiting[-1] if waiting else None
+                prefix = peek_api(body)
+                if prefix is not None and prefix[0] == _PRODUCE:
+                    parked: asyncio.Future[None] = loop.create_future()
+                    task = loop.create_task(
+                        self._answer_in_turn(body, writer, client, previous, size, granted, parked)
+                    )
+                    del body
+                    task.add_done_callback(functools.partial(_close_if_failed, writer))
+                    waiting.append(task)
+                    await parked  # appended (and waiting), or answered
+                    if task.done():
+                        waiting.clear()  # it was written after all of them
+                        if not task.result():
+                            return
+                    # else the next request is read while this one waits
+                else:
+                    try:
+                        if not await self._answer(body, writer, client, previous):
+                            return
+                    finally:
+                        del body
+                        if granted:
+                            self.pool.release(size)
+                    waiting.clear()  # its answer waited for theirs
+                await asyncio.sleep(0)  # let the other connections take their turn
+        finally:
+            for task in waiting:
+                task.cancel()
+
+    async def _answer_in_turn(
+        self,
+        data: bytes,
+        writer: asyncio.StreamWriter,
+        client: _Client,
+        previous: asyncio.Task[bool] | None,
+        size: int,
+        granted: bool,
+        parked: asyncio.Future[None],
+    ) -> bool:
+        """:meth:`_answer` for a Produce request, run as a task of its own so that it may
+        wait for its acknowledgements while the next request is read (see
+        :func:`let_next_request_in`)."""
+        _PARKED.set(parked)
+        try:
+            return await self._answer(data, writer, client, previous)
+        finally:
+            if not parked.done():
+                parked.set_result(None)
+            if granted:
+                self.pool.release(size)
 
     async def _read_body(
         self, reader: asyncio.StreamReader, client: _Client, size: int
@@ -455,11 +559,20 @@ class KafkaServer:
             client.last_active = loop.time()
         return bytes(body)
 
-    async def _answer(self, data: bytes, writer: asyncio.StreamWriter, client: _Client) -> bool:
-        """Handle one frame; False when the connection must close."""
+    async def _answer(
+        self,
+        data: bytes,
+        writer: asyncio.StreamWriter,
+        client: _Client,
+        previous: asyncio.Task[bool] | None = None,
+    ) -> bool:
+        """Handle one frame and write its answer once ``previous`` (the answer to the request
+        before it, if still waiting) has written its own; False when the connection must
+        close."""
         outcome = decode_request(data, self.listener)
         del data
         if isinstance(outcome, Close):
+            await _after(previous)  # the answers before it go out first, as they would have
             self._log_close(client, outcome)
             return False
         if isinstance(outcome, Reply):
@@ -470,14 +583,14 @@ class KafkaServer:
                 client.connection.peer,
                 loggable(outcome.reason),
             )
-            return await self._write(writer, client, [outcome.frame])
-        client.is_busy = True
+            return await _after(previous) and await self._write(writer, client, [outcome.frame])
+        client.busy += 1
         try:
             response = await self._handle(outcome, client.connection.peer)
         finally:
-            client.is_busy = False
+            client.busy -= 1
             client.last_active = asyncio.get_running_loop().time()
-        if response is None:
+        if not await _after(previous) or response is None:
             return False
         if not isinstance(response, _NoResponse):
             return await self._write(writer, client, response)
@@ -549,7 +662,7 @@ class KafkaServer:
             now = loop.time()
             for task, client in list(self._clients.items()):
                 idle_s = now - client.last_active
-                if client.is_busy or idle_s <= timeout_s:
+                if client.busy or idle_s <= timeout_s:
                     continue
                 if client.frame_bytes:
                     LOG.info(

@@ -39,7 +39,7 @@ from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
-from rackwise.net import NO_RESPONSE, CloseConnection
+from rackwise.net import NO_RESPONSE, CloseConnection, let_next_request_in
 from rackwise.protocol import (
     ApiKey,
     FetchResponseValues,
@@ -159,6 +159,7 @@ class DataApis:
         if acks == -1:
             pending = [k for k, (code, info, _, _) in results.items() if code == NONE and info]
             if pending:
+                let_next_request_in()  # appended: the rest is waiting for the followers
                 await self._wait_acks_all(results, pending, timeout_s)
         if acks == 0:
             if any(outcome[0] != NONE for outcome in results.values()):
