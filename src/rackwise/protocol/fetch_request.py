@@ -44,8 +44,8 @@ from rackwise.protocol.plain_writer import (
     millis,
     missing,
     required,
-    uvarint,
 )
+from rackwise.records.codec import uvarint_bytes as uvarint
 
 FETCH: Final = 1
 MIN_VERSION: Final = 4
@@ -64,7 +64,6 @@ _LIMITS: Final = struct.Struct(">iiib")  # max wait, min bytes, max bytes, isola
 _SESSION: Final = struct.Struct(">ii")  # session id, session epoch
 _REPLICA_STATE_TAG: Final = struct.Struct(">BBiqB")  # tag 1, size 13, id, epoch, no tags
 _HIGH_WATERMARK_TAG: Final = struct.Struct(">BBq")  # tag 1, size 8, high watermark
-_ZERO_UUID_BYTES: Final = bytes(16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +95,12 @@ def _partition_struct(version: int) -> struct.Struct:
 
 
 class _FetchRequestWriter(PlainWriter):
-    __slots__ = ("version",)
+    __slots__ = ("by_id", "version")
 
     def __init__(self, version: int) -> None:
         super().__init__(flexible=version >= FIRST_FLEXIBLE_VERSION)
         self.version = version
-
-    def topic_name_or_id(self, get: Any, where: str) -> None:
-        if self.version >= FIRST_TOPIC_ID_VERSION:
-            topic_id: uuid.UUID | None = required(get, "topic_id", where)
-            self.out += _ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
-        else:
-            self.string(required(get, "topic", where))
+        self.by_id = version >= FIRST_TOPIC_ID_VERSION
 
     def request(self, request: Any) -> None:
         get = getter(request)
@@ -127,13 +120,20 @@ class _FetchRequestWriter(PlainWriter):
         topics = required(get, "topics", "FetchRequest")
         self.array_length(topics)
         for topic in topics:
-            self.topic(topic)
+            self.topic(
+                topic,
+                by_id=self.by_id,
+                name_field="topic",
+                partitions_field="partitions",
+                where="FetchTopic",
+                partition=self.partition,
+            )
         if version >= 7:
             forgotten = required(get, "forgotten_topics_data", "FetchRequest")
             self.array_length(forgotten)
             for topic in forgotten:
                 value = getter(topic)
-                self.topic_name_or_id(value, "ForgottenTopic")
+                self.topic_name_or_id(value, self.by_id, "topic", "ForgottenTopic")
                 partitions = value("partitions", ())
                 self.array_length(partitions)
                 for index in partitions:
@@ -164,16 +164,6 @@ class _FetchRequestWriter(PlainWriter):
                 count += 1
         self.out += uvarint(count)
         self.out += tags.out
-
-    def topic(self, topic: Any) -> None:
-        get = getter(topic)
-        self.topic_name_or_id(get, "FetchTopic")
-        partitions = required(get, "partitions", "FetchTopic")
-        self.array_length(partitions)
-        for partition in partitions:
-            self.partition(partition)
-        if self.flexible:
-            self.out += b"\x00"
 
     def partition(self, partition: Any) -> None:
         get = getter(partition)

@@ -49,7 +49,6 @@ Worked example
 from __future__ import annotations
 
 import struct
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -68,8 +67,8 @@ from rackwise.protocol.plain_writer import (
     millis,
     missing,
     required,
-    uvarint,
 )
+from rackwise.records.codec import uvarint_bytes as uvarint
 
 Buffer = bytes | bytearray | memoryview
 """One piece of an encoded response, as the transport's ``write`` takes it."""
@@ -88,7 +87,6 @@ NO_REPLICA: Final = -1
 """``preferred_read_replica`` when not given: no preferred replica."""
 NO_EPOCH: Final = -1
 NO_SESSION: Final = 0
-ZERO_UUID_BYTES: Final = bytes(16)
 
 _INT64_PAIR: Final = struct.Struct(">qq")
 _HEAD_V4: Final = struct.Struct(">ihqq")  # index, error, high watermark, last stable offset
@@ -191,24 +189,17 @@ class _FetchWriter(PlainWriter):
         topics = required(get, "responses", "FetchResponse")
         self.array_length(topics)
         for topic in topics:
-            self.topic(topic)
+            self.topic(
+                topic,
+                by_id=version >= FIRST_TOPIC_ID_VERSION,
+                name_field="topic",
+                partitions_field="partitions",
+                where="FetchableTopicResponse",
+                partition=self.partition,
+            )
         if not self.flexible:
             return
         self.node_endpoints_tag(get("node_endpoints", ()) if version >= 16 else ())
-
-    def topic(self, topic: Any) -> None:
-        get = getter(topic)
-        if self.version >= FIRST_TOPIC_ID_VERSION:
-            topic_id: uuid.UUID | None = required(get, "topic_id", "FetchableTopicResponse")
-            self.out += ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
-        else:
-            self.string(required(get, "topic", "FetchableTopicResponse"))
-        partitions = required(get, "partitions", "FetchableTopicResponse")
-        self.array_length(partitions)
-        for partition in partitions:
-            self.partition(partition)
-        if self.flexible:
-            self.out += b"\x00"
 
     def partition(self, partition: Any) -> None:
         get = getter(partition)

@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from struct import Struct
 from typing import Any, Final
 
+from rackwise.records.codec import uvarint_bytes as uvarint
+
 REQUIRED: Final = object()
 """What a getter returns for a field that is not there, when asked with this default."""
 INT16: Final = Struct(">h")
@@ -38,6 +40,8 @@ NULL_LENGTH: Final = -1
 """The int32 length of a null array or null records in the legacy (non-flexible) encoding."""
 NULL_INT32: Final = INT32.pack(NULL_LENGTH)
 _NULL_INT16: Final = INT16.pack(-1)
+ZERO_UUID_BYTES: Final = bytes(16)
+"""A topic id given as None (kio reads the all-zero uuid so)."""
 
 Getter = Callable[[str, Any], Any]
 """``get(name, default)`` over one struct's values."""
@@ -60,20 +64,6 @@ def required(get: Getter, name: str, where: str) -> Any:
 
 def missing(where: str, *names: str) -> TypeError:
     return TypeError(f"{where} needs {', '.join(repr(name) for name in names)}")
-
-
-def uvarint(value: int) -> bytes:
-    """``value`` as an unsigned varint."""
-    if 0 <= value < 128:
-        return SMALL_UVARINTS[value]
-    if value < 0:
-        raise ValueError(f"an unsigned varint cannot hold {value}")
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def millis(value: Any) -> int:
@@ -111,6 +101,35 @@ class PlainWriter:
             self.out += b"\x00" if self.flexible else _NULL_INT16
             return
         self.string(text)
+
+    def topic(
+        self,
+        topic: Any,
+        *,
+        by_id: bool,
+        name_field: str,
+        partitions_field: str,
+        where: str,
+        partition: Callable[[Any], None],
+    ) -> None:
+        """One topic of a request or response: its name or id, its partitions (each written by
+        ``partition``), its tagged fields (none) when flexible."""
+        get = getter(topic)
+        self.topic_name_or_id(get, by_id, name_field, where)
+        partitions = required(get, partitions_field, where)
+        self.array_length(partitions)
+        for each in partitions:
+            partition(each)
+        if self.flexible:
+            self.out += b"\x00"
+
+    def topic_name_or_id(self, get: Getter, by_id: bool, name_field: str, where: str) -> None:
+        """A topic as the version names it: its id (``topic_id``) or its name."""
+        if by_id:
+            topic_id = required(get, "topic_id", where)
+            self.out += ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
+        else:
+            self.string(required(get, name_field, where))
 
     def node_endpoint(self, endpoint: Any) -> None:
         """One ``NodeEndpoint`` (Fetch v16+, Produce v10+: flexible only)."""

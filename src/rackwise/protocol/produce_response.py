@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime
 import struct
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -62,7 +61,6 @@ NO_EPOCH: Final = -1
 _HEAD: Final = struct.Struct(">ihqq")  # index, error, base offset, log append time
 _LEADER_TAG: Final = struct.Struct(">BBiiB")  # tag 0, size 9, leader id, leader epoch, no tags
 _EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-_ZERO_UUID_BYTES: Final = bytes(16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +106,17 @@ class _ProduceWriter(PlainWriter):
         topics = required(get, "responses", "ProduceResponse")
         self.array_length(topics)
         for topic in topics:
-            self.topic(topic)
+            self.topic(
+                topic,
+                by_id=self.version >= FIRST_TOPIC_ID_VERSION,
+                name_field="name",
+                partitions_field="partition_responses",
+                where="TopicProduceResponse",
+                partition=self.partition,
+            )
         self.out += INT32.pack(millis(get("throttle_time", 0)))
         if self.flexible:
             self.node_endpoints_tag(get("node_endpoints", ()) if self.version >= 10 else ())
-
-    def topic(self, topic: Any) -> None:
-        get = getter(topic)
-        if self.version >= FIRST_TOPIC_ID_VERSION:
-            topic_id: uuid.UUID | None = required(get, "topic_id", "TopicProduceResponse")
-            self.out += _ZERO_UUID_BYTES if topic_id is None else topic_id.bytes
-        else:
-            self.string(required(get, "name", "TopicProduceResponse"))
-        partitions = required(get, "partition_responses", "TopicProduceResponse")
-        self.array_length(partitions)
-        for partition in partitions:
-            self.partition(partition)
-        if self.flexible:
-            self.out += b"\x00"
 
     def partition(self, partition: Any) -> None:
         get = getter(partition)
