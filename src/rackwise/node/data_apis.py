@@ -155,7 +155,7 @@ class DataApis:
                 if getattr(body, "transactional_id", None):
                     results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None, [])
                     continue
-                results[key] = self._append(name, key[1], bytes(data.records or b""), acks)
+                results[key] = self._append(name, key[1], data.records or b"", acks)
         if acks == -1:
             pending = [k for k, (code, info, _, _) in results.items() if code == NONE and info]
             if pending:
@@ -168,7 +168,7 @@ class DataApis:
             return NO_RESPONSE
         return self._produce_response(version, results, topic_keys)
 
-    def _append(self, topic: str, index: int, records: bytes, acks: int) -> Outcome:
+    def _append(self, topic: str, index: int, records: bytes | memoryview, acks: int) -> Outcome:
         try:
             info = self.replicas.append(topic, index, records, acks)
         except RackwiseError as e:

@@ -223,7 +223,7 @@ class ReplicaFetcher:
             local_end = end if leader_epoch >= 0 and epoch >= 0 and end >= 0 else log_end
             replicas.truncate(key[0], key[1], min(leader_end, local_end))
             return
-        records = bytes(data.records or b"")
+        records = data.records or b""  # a view of the answer's frame: written as it is
         moved = replicas.append_as_follower(
             key[0], key[1], records, int(data.high_watermark), int(data.log_start_offset)
         )

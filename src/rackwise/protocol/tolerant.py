@@ -34,10 +34,13 @@ Algorithm
     A struct field reads the struct with this reader recursively (a nullable one after its
     KIP-893 marker byte, -1 for null); an array reads its length (an unsigned varint of length
     + 1 in flexible versions, an int32 otherwise, 0 or -1 for null) and then item after item.
-    Tagged fields are read as non-nullable values, as kio writes them. At the end of a flexible
-    struct: the number of tagged fields, then for each its tag, its size and its bytes; a known
-    tag is read with its field's reader (which must not run past the size), an unknown one is
-    skipped.
+    Tagged fields are read as non-nullable values, as kio writes them. A ``records`` field
+    (record batches: a Produce request's, a Fetch response's) is a read-only ``memoryview`` of
+    the buffer rather than a copy of its bytes: the leader copies a Produce's records once, to
+    stamp them, and a follower writes a Fetch answer's from the frame as it came. At the end
+    of a flexible struct: the number of tagged fields, then for each its tag, its size and its
+    bytes; a known tag is read with its field's reader (which must not run past the size), an
+    unknown one is skipped.
 
 Worked example
     ApiVersionsRequest v3 with an unknown tag 90 of two bytes: ``02 61`` (client software name
@@ -179,10 +182,32 @@ def _strip_none(annotation: Any) -> tuple[bool, Any]:
     return False, annotation
 
 
+def _records(flexible: bool, nullable: bool) -> Reader:
+    """A ``records`` field as a read-only view of the buffer (no copy; None for null)."""
+
+    def read(buffer: bytes, offset: int) -> tuple[Any, int]:
+        if flexible:
+            raw, size = kio_readers.read_unsigned_varint(buffer, offset)
+            length = int(raw) - 1
+        else:
+            signed, size = kio_readers.read_int32(buffer, offset)
+            length = int(signed)
+        start = offset + size
+        if length < 0:
+            if length == -1 and nullable:
+                return None, size
+            raise DecodeError(f"records of length {length}")
+        if start + length > len(buffer):
+            raise DecodeError(f"records of {length} bytes, {len(buffer) - start} left")
+        return memoryview(buffer)[start : start + length], size + length
+
+    return read
+
+
 def _primitive(field: dataclasses.Field[Any], flexible: bool, nullable: bool) -> Reader:
     kind = str(field.metadata["kafka_type"])
     if kind == "records":
-        kind = "bytes"
+        return _records(flexible, nullable)
     reader = _VARIABLE.get((kind, flexible, nullable))
     if reader is not None:
         return reader

@@ -340,7 +340,9 @@ class ReplicaManager:
 
     # ---- Produce ------------------------------------------------------------------------------
 
-    def append(self, topic: str, index: int, records: bytes, required_acks: int) -> LogAppendInfo:
+    def append(
+        self, topic: str, index: int, records: bytes | memoryview, required_acks: int
+    ) -> LogAppendInfo:
         """Append a client's batches to the leader's log (errors as typed exceptions)."""
         partition = self.get(topic, index)
         settings = self.topic_settings[topic]
@@ -367,7 +369,7 @@ class ReplicaManager:
         self,
         topic: str,
         index: int,
-        records: bytes,
+        records: bytes | memoryview,
         leader_high_watermark: int,
         leader_log_start_offset: int,
     ) -> bool:

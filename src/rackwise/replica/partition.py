@@ -184,7 +184,12 @@ class Partition:
     # ---- the leader's appends -----------------------------------------------------------------
 
     def append_as_leader(
-        self, records: bytes, *, required_acks: int, min_insync_replicas: int, now_ms: int
+        self,
+        records: bytes | memoryview,
+        *,
+        required_acks: int,
+        min_insync_replicas: int,
+        now_ms: int,
     ) -> LogAppendInfo:
         """Append a client's batches; NOT_ENOUGH_REPLICAS first when acks=all and the ISR is
         smaller than ``min.insync.replicas`` (Kafka's ``appendRecordsToLeader``)."""

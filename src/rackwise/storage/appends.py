@@ -72,7 +72,9 @@ class LogAppendInfo:
     """True when the request was a retried idempotent batch answered as the original."""
 
 
-def append_as_leader(log: PartitionLog, records: bytes, leader_epoch: int) -> LogAppendInfo:
+def append_as_leader(
+    log: PartitionLog, records: bytes | memoryview, leader_epoch: int
+) -> LogAppendInfo:
     """The leader's append (module docstring)."""
     now = log.clock()
     config = log.config
@@ -132,7 +134,7 @@ def append_as_leader(log: PartitionLog, records: bytes, leader_epoch: int) -> Lo
     )
 
 
-def append_as_follower(log: PartitionLog, records: bytes) -> LogAppendInfo:
+def append_as_follower(log: PartitionLog, records: bytes | memoryview) -> LogAppendInfo:
     """The follower's append (module docstring)."""
     now = log.clock()
     headers = check_batches(records, allow_partial_tail=True)
@@ -166,7 +168,7 @@ def append_as_follower(log: PartitionLog, records: bytes) -> LogAppendInfo:
 
 
 def _append(
-    log: PartitionLog, data: bytes | bytearray, headers: list[BatchHeader], now: int
+    log: PartitionLog, data: bytes | bytearray | memoryview, headers: list[BatchHeader], now: int
 ) -> LogAppendInfo:
     """Roll if needed, write, and update the producer state and offsets."""
     best = max(headers, key=lambda h: h.max_timestamp)

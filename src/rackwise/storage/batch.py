@@ -197,7 +197,7 @@ def validate_batches(
 
 
 def validate_leader_batches(
-    data: bytes,
+    data: bytes | memoryview,
     *,
     max_message_bytes: int,
     segment_bytes: int,
@@ -273,7 +273,11 @@ def _check_batch_fields(header: BatchHeader, where: str) -> None:
 
 
 def _check_records(
-    data: bytes, header: BatchHeader, rules: TimestampRules, require_keys: bool, where: str
+    data: bytes | memoryview,
+    header: BatchHeader,
+    rules: TimestampRules,
+    require_keys: bool,
+    where: str,
 ) -> int:
     """Structure, keys and timestamps of the records; their largest timestamp."""
     if header.timestamp_type == 1:
@@ -308,7 +312,7 @@ def _check_records(
 
 
 def _timestamp_error(
-    data: bytes, header: BatchHeader, low: int, high: int
+    data: bytes | memoryview, header: BatchHeader, low: int, high: int
 ) -> InvalidTimestampException:
     """The refusal of a batch with timestamps out of range, naming each offending record (for
     an uncompressed batch) as Kafka's record errors do."""

@@ -299,12 +299,12 @@ class PartitionLog:
 
     # ---- appends -----------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, *, leader_epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, records: bytes | memoryview, *, leader_epoch: int) -> LogAppendInfo:
         """Validate, stamp and append a producer's records (:mod:`rackwise.storage.appends`)."""
         with self._io("appending records"):
             return appends.append_as_leader(self, records, leader_epoch)
 
-    def append_as_follower(self, records: bytes) -> LogAppendInfo:
+    def append_as_follower(self, records: bytes | memoryview) -> LogAppendInfo:
         """Append a leader's batches, offsets and epochs as they are."""
         with self._io("appending replicated records"):
             return appends.append_as_follower(self, records)

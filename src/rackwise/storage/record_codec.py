@@ -340,7 +340,7 @@ def _decode_record(
     return Record(base_offset + offset_delta, timestamp, key, value, tuple(headers)), pos
 
 
-def iter_records(batch: bytes) -> Iterator[Record]:
+def iter_records(batch: bytes | memoryview) -> Iterator[Record]:
     """The records of the v2 batch ``batch`` (one whole batch), decompressed as needed."""
     if len(batch) < BATCH_HEADER_BYTES:
         raise CorruptRecordException(
@@ -359,7 +359,7 @@ def iter_records(batch: bytes) -> Iterator[Record]:
         )
     if count < 0:
         raise CorruptRecordException(f"Found invalid record count {count} in magic v2 batch")
-    payload = decompress(attributes & COMPRESSION_MASK, batch[BATCH_HEADER_BYTES:])
+    payload = decompress(attributes & COMPRESSION_MASK, bytes(batch[BATCH_HEADER_BYTES:]))
     fixed = max_timestamp if attributes & TIMESTAMP_TYPE_MASK else None
     pos = 0
     for _ in range(count):
@@ -371,7 +371,7 @@ def iter_records(batch: bytes) -> Iterator[Record]:
         )
 
 
-def require_keys(records: bytes) -> None:
+def require_keys(records: bytes | memoryview) -> None:
     """Raise InvalidRecordException if a record of the whole batches in ``records`` has no
     key: a compacted topic refuses it (Kafka's LogValidator, for uncompressed and compressed
     batches alike)."""

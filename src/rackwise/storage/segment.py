@@ -341,7 +341,7 @@ class LogSegment:
 
     def append(
         self,
-        records: bytes | bytearray,
+        records: bytes | bytearray | memoryview,
         *,
         largest_offset: int,
         largest_timestamp: int,
