@@ -353,3 +353,31 @@ def test_a_malformed_frame_behind_a_waiting_produce_closes_after_its_answer() ->
             writer.close()
 
     run(scenario())
+
+
+def test_a_large_frame_reaches_the_handler_whole() -> None:
+    """A frame longer than one read is gathered and decoded from a view of its buffer."""
+    records = bytes(range(256)) * 1200  # 300 KiB, several reads
+    seen: list[tuple[str, bytes]] = []
+
+    async def handler(request: Request) -> Any:
+        data = request.body.topic_data[0].partition_data[0].records
+        seen.append((request.header.client_id, bytes(data)))
+        return produce_answer(request)
+
+    async def scenario() -> list[int]:
+        body = make(
+            request_class(ApiKey.PRODUCE, 9),
+            acks=1,
+            timeout=1000,
+            topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": records}]}],
+        )
+        async with await start_server(handler, Listener.BROKER) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(encode_request(body, 3, "producer-é"))
+            answers = await read_answers(reader, 1)
+            writer.close()
+        return answers
+
+    assert run(scenario()) == [3]
+    assert seen == [("producer-é", records)]

@@ -18,6 +18,7 @@ from rackwise.protocol import (
     Reply,
     Request,
     decode_request,
+    encode_request,
     encode_response,
     make,
     request_class,
@@ -335,3 +336,35 @@ def test_an_array_claiming_more_items_than_bytes_closes_at_once(
     assert isinstance(outcome, Close)
     assert "claims" in outcome.reason
     assert "bytes are left" in outcome.reason
+
+
+def _produce(records: bytes | None) -> bytes:
+    body = make(
+        request_class(ApiKey.PRODUCE, 9),
+        acks=-1,
+        timeout=1000,
+        topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": records}]}],
+    )
+    return encode_request(body, 9, "client")[4:]
+
+
+def _view(data: bytes) -> memoryview:
+    """``data`` as a server gathers a large frame: a read-only view of a bytearray."""
+    return memoryview(bytearray(data)).toreadonly()
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [_create_topics(7), _produce(b"\x01" * 70_000), _produce(None), _produce(b"")],
+    ids=["create topics", "produce", "null records", "empty records"],
+)
+def test_a_read_only_view_of_a_frame_decodes_as_its_bytes(frame: bytes) -> None:
+    from_bytes = decode_request(frame, Listener.BROKER)
+    from_view = decode_request(_view(frame), Listener.BROKER)
+    assert isinstance(from_view, Request) and from_view == from_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=120))
+def test_a_view_of_any_bytes_gets_the_same_outcome_as_the_bytes(data: bytes) -> None:
+    assert decode_request(_view(data), Listener.BROKER) == decode_request(data, Listener.BROKER)

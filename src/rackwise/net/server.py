@@ -521,7 +521,7 @@ class KafkaServer:
 
     async def _answer_in_turn(
         self,
-        data: bytes,
+        data: bytes | memoryview,
         writer: asyncio.StreamWriter,
         client: _Client,
         previous: asyncio.Task[bool] | None,
@@ -543,8 +543,9 @@ class KafkaServer:
 
     async def _read_body(
         self, reader: asyncio.StreamReader, client: _Client, size: int
-    ) -> bytes | None:
-        """The frame's ``size`` bytes, or None when the peer closed first."""
+    ) -> bytes | memoryview | None:
+        """The frame's ``size`` bytes (a large frame as a read-only view of the buffer it was
+        gathered in, not a copy), or None when the peer closed first."""
         if size <= READ_CHUNK_BYTES:
             return await _read_or_eof(reader, size)
         loop = asyncio.get_running_loop()
@@ -557,11 +558,11 @@ class KafkaServer:
                 return None
             body += chunk
             client.last_active = loop.time()
-        return bytes(body)
+        return memoryview(body).toreadonly()
 
     async def _answer(
         self,
-        data: bytes,
+        data: bytes | memoryview,
         writer: asyncio.StreamWriter,
         client: _Client,
         previous: asyncio.Task[bool] | None = None,

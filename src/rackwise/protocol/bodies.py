@@ -44,7 +44,7 @@ class _Sink:
         return len(data)
 
 
-def read_body(cls: type, buffer: bytes, offset: int = 0) -> tuple[Any, int]:
+def read_body(cls: type, buffer: bytes | memoryview, offset: int = 0) -> tuple[Any, int]:
     """One ``cls`` read at ``offset``: ``(message, offset after it)``; raises one of
     :data:`BODY_DECODE_ERRORS` on malformed bytes."""
     message, size = read_entity(cls, buffer, offset)

@@ -67,7 +67,7 @@ def response_header_version(
     return request_header_version(first_flexible_version, api_version) - 1
 
 
-def peek_api(frame: bytes) -> tuple[int, int, int] | None:
+def peek_api(frame: bytes | memoryview) -> tuple[int, int, int] | None:
     """``(api_key, api_version, correlation_id)`` of a request frame, or None if the frame is
     too short to hold them."""
     if len(frame) < _PREFIX.size:
@@ -76,7 +76,7 @@ def peek_api(frame: bytes) -> tuple[int, int, int] | None:
     return api_key, api_version, correlation_id
 
 
-def parse_request_header(frame: bytes, header_version: int) -> RequestHeader:
+def parse_request_header(frame: bytes | memoryview, header_version: int) -> RequestHeader:
     """The request header at the start of ``frame``, in ``header_version`` (1 or 2)."""
     if header_version not in (1, 2):
         raise ValueError(f"BUG: request header version {header_version} is not 1 or 2")
@@ -96,14 +96,14 @@ def parse_request_header(frame: bytes, header_version: int) -> RequestHeader:
         if length < 0 or position + length > len(frame):
             raise HeaderError(f"the client id's length {length} does not fit the frame")
         # Kafka decodes strings leniently (invalid UTF-8 becomes U+FFFD); so does this.
-        client_id = frame[position : position + length].decode("utf-8", errors="replace")
+        client_id = str(frame[position : position + length], "utf-8", errors="replace")
         position += length
     if header_version == 2:
         position = skip_tagged_fields(frame, position)
     return RequestHeader(api_key, api_version, correlation_id, client_id, header_version, position)
 
 
-def skip_tagged_fields(buffer: bytes, position: int) -> int:
+def skip_tagged_fields(buffer: bytes | memoryview, position: int) -> int:
     """The position after the tagged-field section starting at ``position``; every field is
     skipped. Raises :class:`HeaderError` if the section does not fit the buffer."""
     try:

@@ -81,8 +81,9 @@ from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
 from rackwise.protocol.produce_response import ProduceResponseValues, write_produce_response
 
 
-def decode_request(data: bytes, listener: Listener) -> Outcome:
-    """What to do with one request frame (without its size prefix) received on ``listener``."""
+def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
+    """What to do with one request frame (without its size prefix) received on ``listener``
+    (bytes, or a read-only view of them)."""
     prefix = peek_api(data)
     if prefix is None:
         return Close(f"Error parsing request header: the request is {len(data)} bytes long")

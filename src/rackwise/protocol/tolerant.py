@@ -56,7 +56,7 @@ import functools
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from kio.serial import readers as kio_readers
 from kio.serial.errors import DecodeError
@@ -97,10 +97,11 @@ _VARIABLE: Final[dict[tuple[str, bool, bool], Reader]] = {
 }
 
 
-def read_entity(cls: type, buffer: bytes, offset: int = 0) -> tuple[Any, int]:
+def read_entity(cls: type, buffer: bytes | memoryview, offset: int = 0) -> tuple[Any, int]:
     """Read one ``cls`` at ``offset``: ``(instance, bytes read)``. Malformed bytes raise kio's
     ``DecodeError`` (or ``ValueError`` for an error code Kafka does not define)."""
-    return tolerant_reader(cls)(buffer, offset)
+    # kio's readers take any read-only buffer: a server's large frame is a view, not bytes.
+    return tolerant_reader(cls)(cast(bytes, buffer), offset)
 
 
 @functools.cache

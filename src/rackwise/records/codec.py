@@ -102,7 +102,7 @@ def uvarint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     """An unsigned varint at ``pos``: ``(value, next_pos)``. At most five bytes, as in Kafka."""
     value = 0
     shift = 0
