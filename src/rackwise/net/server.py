@@ -82,7 +82,6 @@ from rackwise.net.sockets import RESOURCE_ERRNOS, listen, peer_address
 from rackwise.protocol import (
     DEFAULT_MAX_REQUEST_BYTES,
     Close,
-    FrameDecoder,
     Listener,
     Reply,
     Request,
@@ -90,6 +89,7 @@ from rackwise.protocol import (
     decode_request,
     encode_response_buffers,
 )
+from rackwise.protocol.framing import size_refused
 from rackwise.protocol.header import peek_api
 from rackwise.storage.files import FileRegion, RegionUnavailable
 
@@ -469,11 +469,11 @@ class KafkaServer:
                 if head is None:
                     return
                 client.last_active = loop.time()
-                close = FrameDecoder(self.max_request_bytes).feed(head).close
-                if close is not None:
-                    self._log_close(client, close)
-                    return
                 (size,) = _SIZE.unpack(head)
+                refused = size_refused(size, self.max_request_bytes)
+                if refused is not None:
+                    self._log_close(client, Close(refused))
+                    return
                 client.frame_bytes = size
                 granted = self.pool.needs_grant(size)
                 if granted:
