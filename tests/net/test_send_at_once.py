@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rackwise.net.frames import FrameStream
 from rackwise.net.server import _send_at_once, send_response
 from rackwise.storage.files import FileCache, FileRegion, RegionUnavailable
 
@@ -20,7 +21,7 @@ from rackwise.storage.files import FileCache, FileRegion, RegionUnavailable
 async def _deliver(buffers: list[Any], send_buffer: int, queued_first: bytes = b"") -> bytes:
     left, right = socket.socketpair()
     left.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
-    _, writer = await asyncio.open_connection(sock=left)
+    _, writer = await asyncio.get_running_loop().connect_accepted_socket(FrameStream, left)
     peer_reader, peer_writer = await asyncio.open_connection(sock=right)
     try:
         if queued_first:

@@ -20,6 +20,7 @@ from rackwise.net import (
     current_connection,
     start_server,
 )
+from rackwise.net.frames import FrameStream
 from rackwise.protocol import ApiKey, Listener, Request
 from tests.net.helpers import describe_cluster_echo, run
 from tests.net.test_server import create_topics_frame, topic
@@ -29,8 +30,10 @@ IDLE_MS = 300
 
 async def probe(port: int, name: str = "probe", *, local_ip: str = "127.0.0.1") -> list[str]:
     """One CreateTopics on a new connection: the names echoed."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(local_ip, 0))
-    conn = KafkaConnection(reader, writer, address=("127.0.0.1", port))
+    _, stream = await asyncio.get_running_loop().create_connection(
+        FrameStream, "127.0.0.1", port, local_addr=(local_ip, 0)
+    )
+    conn = KafkaConnection(stream, address=("127.0.0.1", port))
     try:
         response = await conn.request(ApiKey.CREATE_TOPICS, version=7, topics=[topic(name)])
         return [t.name for t in response.topics]

@@ -38,6 +38,11 @@ Client (:mod:`~rackwise.net.client`)
     :class:`DisconnectException` for every request waiting; ``conn.is_closed`` tells. The
     caller reconnects (a new ``connect``) when it wants to. ``await conn.close()``.
 
+Frames (:mod:`~rackwise.net.frames`)
+    Both ends read a connection with :class:`~rackwise.net.frames.FrameStream`, an
+    ``asyncio.BufferedProtocol``: a large frame is read from the socket straight into the
+    buffer it is decoded from, with at most 64 KiB read ahead of its owner.
+
 Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """

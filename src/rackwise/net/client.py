@@ -18,8 +18,9 @@ Constraints
 Algorithm
     :meth:`KafkaConnection.send` encodes the request with the next correlation id, records
     (api key, version, correlation id, future) in a FIFO, writes the frame; one reader task
-    cuts response frames with a :class:`~rackwise.protocol.FrameDecoder` and resolves the
-    oldest waiting future with :func:`~rackwise.protocol.decode_response`.
+    reads each response frame whole (a large one straight from the socket into a buffer of
+    its own, :class:`~rackwise.net.frames.FrameStream`) and resolves the oldest waiting future
+    with :func:`~rackwise.protocol.decode_response`.
 
 Worked example
     ``conn = await KafkaConnection.connect("127.0.0.1", 9093)``; ``await
@@ -41,6 +42,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
+from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.protocol import (
     ApiKey,
     FetchRequestValues,
@@ -60,7 +62,6 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 1 << 30
 """The largest response frame accepted (a metadata snapshot can be large)."""
 UNSUPPORTED_VERSION: Final = 35
 LATEST_API_VERSIONS: Final = 4
-READ_CHUNK_BYTES: Final = 1 << 18
 _SIZE: Final = struct.Struct(">i")
 
 
@@ -78,8 +79,7 @@ class KafkaConnection:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        stream: FrameStream,
         *,
         address: tuple[str, int],
         client_id: str | None = "rackwise",
@@ -89,8 +89,7 @@ class KafkaConnection:
         self.address = address
         self.client_id = client_id
         self.request_timeout_s = request_timeout_s
-        self._reader = reader
-        self._writer = writer
+        self._stream = stream
         self.max_response_bytes = max_response_bytes
         self._correlation_ids = itertools.count(1)
         self._in_flight: collections.deque[_InFlight] = collections.deque()
@@ -112,8 +111,8 @@ class KafkaConnection:
         """A connection to ``host:port``; raises :class:`RequestTimedOutException` after
         ``timeout_s`` and :class:`DisconnectException` if the connection is refused."""
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, limit=READ_CHUNK_BYTES), timeout_s
+            _, stream = await asyncio.wait_for(
+                asyncio.get_running_loop().create_connection(FrameStream, host, port), timeout_s
             )
         except TimeoutError:
             raise RequestTimedOutException(
@@ -124,8 +123,7 @@ class KafkaConnection:
                 f"Connection to {host}:{port} failed: {e.strerror or e}"
             ) from None
         return cls(
-            reader,
-            writer,
+            stream,
             address=(host, port),
             client_id=client_id,
             request_timeout_s=request_timeout_s,
@@ -211,7 +209,7 @@ class KafkaConnection:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_retrieve)
         self._in_flight.append(_InFlight(api_key, version, correlation_id, future))
-        self._writer.write(data)
+        self._stream.write(data)
         wait_s = self.request_timeout_s if timeout_s is None else timeout_s
         try:
             await asyncio.wait_for(self._drained_then(future), wait_s)
@@ -229,7 +227,7 @@ class KafkaConnection:
         return future.result()
 
     async def _drained_then(self, future: asyncio.Future[Any]) -> None:
-        await self._writer.drain()
+        await self._stream.drain()
         await asyncio.shield(future)
 
     # ---- closing -------------------------------------------------------------------------
@@ -241,7 +239,7 @@ class KafkaConnection:
         with contextlib.suppress(BaseException):
             await self._reader_task
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+            await asyncio.wait_for(self._stream.wait_closed(), 1.0)
 
     async def __aenter__(self) -> KafkaConnection:
         return self
@@ -256,23 +254,26 @@ class KafkaConnection:
         return f"{self.address[0]}:{self.address[1]}"
 
     async def _read_responses(self) -> None:
-        # Each frame is read whole from the stream's buffer (one copy): a follower's Fetch
-        # responses are megabytes, and gathering them through a frame decoder copied each
-        # twice more.
+        # A follower's Fetch responses are megabytes: each is read from the socket straight
+        # into a buffer of its own and decoded from a view of it.
+        stream = self._stream
         try:
             while True:
-                (size,) = _SIZE.unpack(await self._reader.readexactly(_SIZE.size))
+                (size,) = _SIZE.unpack(await stream.read_exactly(_SIZE.size))
                 refused = size_refused(size, self.max_response_bytes)
                 if refused is not None:
                     self._fail_all(f"Connection to {self._peer}: {refused}")
                     return
-                self._deliver(await self._reader.readexactly(size))
+                if size <= STAGING_BYTES:
+                    self._deliver(await stream.read_exactly(size))
+                else:
+                    self._deliver(await stream.read_body(size))
         except asyncio.IncompleteReadError:
             self._fail_all(f"Connection to {self._peer} closed by the peer")
         except (ConnectionError, OSError) as e:
             self._fail_all(f"Connection to {self._peer} lost: {e}")
 
-    def _deliver(self, data: bytes) -> None:
+    def _deliver(self, data: bytes | memoryview) -> None:
         if not self._in_flight:
             self._fail_all(f"Connection to {self._peer}: a response to no request")
             return
@@ -293,7 +294,7 @@ class KafkaConnection:
         """Close the connection (once) and fail every request still waiting."""
         if self._closed_because is None:
             self._closed_because = reason
-            self._writer.close()
+            self._stream.close()
         while self._in_flight:
             future = self._in_flight.popleft().future
             if not future.done():

@@ -43,7 +43,9 @@ Constraints
 Algorithm
     One accept task per listening socket (``loop.sock_accept``), one task per connection:
     read the 4-byte size, check it, wait for the pool when the frame is large, read the body
-    (in chunks, each counting as activity), decode it: a ``Close`` ends the connection (logged
+    (a large one straight from the socket into a buffer of its own,
+    :class:`~rackwise.net.frames.FrameStream`; every read counts as activity), decode it from
+    that buffer: a ``Close`` ends the connection (logged
     at INFO, as Kafka logs a request it cannot parse), a ``Reply`` is written as is, a
     ``Request`` goes to the handler. The handler returns the response message (of the
     request's API and version), or :data:`NO_RESPONSE` to send nothing, or raises
@@ -77,6 +79,7 @@ from typing import Any, Final
 
 from rackwise.common.logsafe import loggable
 from rackwise.net.errors import CloseConnection
+from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.net.limits import ConnectionQuotas, LogThrottle, MemoryPool, ServerLimits
 from rackwise.net.sockets import RESOURCE_ERRNOS, listen, peer_address
 from rackwise.protocol import (
@@ -96,8 +99,6 @@ from rackwise.storage.files import FileRegion, RegionUnavailable
 LOG: Final = logging.getLogger("rackwise.net")
 DEFAULT_HOST: Final = "127.0.0.1"
 """Where a listener without a host binds."""
-READ_CHUNK_BYTES: Final = 65_536
-"""The most bytes of a large frame read at once."""
 ACCEPT_RETRY_DELAY_S: Final = 0.1
 """The pause before accepting again after the process ran out of file descriptors."""
 SWEEP_MAX_INTERVAL_S: Final = 1.0
@@ -115,11 +116,11 @@ QUEUED_PIECE_BYTES: Final = 65_536
 """What a response queues with the transport each time the socket is full."""
 
 
-def _close_if_failed(writer: asyncio.StreamWriter, answer: asyncio.Task[bool]) -> None:
+def _close_if_failed(stream: FrameStream, answer: asyncio.Task[bool]) -> None:
     """Close the connection when ``answer`` (a Produce request's, answered while the
     connection waits for its next request) says it must close."""
     if not answer.cancelled() and (answer.exception() is not None or not answer.result()):
-        writer.close()
+        stream.close()
 
 
 async def _after(previous: asyncio.Task[bool] | None) -> bool:
@@ -171,14 +172,14 @@ def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> l
     return []
 
 
-async def send_response(writer: asyncio.StreamWriter, buffers: Sequence[Any]) -> None:
+async def send_response(stream: FrameStream, buffers: Sequence[Any]) -> None:
     """Write one response's buffers and file regions in order, straight to the socket while
     it takes them (:func:`_send_at_once`). When it is full, the next
     :data:`QUEUED_PIECE_BYTES` are queued with the transport (a region's part read into
     bytes) and the rest waits until the transport has written them all; so a slow reader
     costs the server at most one such piece of memory and one copy per time the socket
     fills, not a copy of the whole response."""
-    transport = writer.transport
+    transport = stream.transport
     if transport.get_write_buffer_limits() != (0, 0):
         transport.set_write_buffer_limits(high=0)  # drain() then waits for an empty queue
     rest: list[Any] = list(buffers)
@@ -187,8 +188,8 @@ async def send_response(writer: asyncio.StreamWriter, buffers: Sequence[Any]) ->
         if not rest:
             break
         piece, rest = _take(rest, QUEUED_PIECE_BYTES)
-        writer.writelines(piece)
-        await writer.drain()
+        stream.writelines(piece)
+        await stream.drain()
 
 
 def _take(buffers: list[Any], limit: int) -> tuple[list[Any], list[Any]]:
@@ -268,7 +269,13 @@ class _Client:
     """Requests of this connection being handled (not idle while any is, whatever the time)."""
     frame_bytes: int = 0
     """The size of the frame being received (0 between frames)."""
-    writer: asyncio.StreamWriter | None = field(default=None, repr=False)
+    stream: FrameStream | None = field(default=None, repr=False)
+
+    def idle_since(self) -> float:
+        """Loop time of the last bytes received or sent."""
+        if self.stream is None:
+            return self.last_active
+        return max(self.last_active, self.stream.last_read)
 
 
 class KafkaServer:
@@ -430,11 +437,11 @@ class KafkaServer:
     async def _run(self, sock: socket.socket, client: _Client) -> None:
         _CURRENT.set(client.connection)
         peer = client.connection.peer
-        writer: asyncio.StreamWriter | None = None
+        stream: FrameStream | None = None
         try:
-            reader, writer = await asyncio.open_connection(sock=sock)
-            client.writer = writer
-            await self._serve(reader, writer, client)
+            _, stream = await asyncio.get_running_loop().connect_accepted_socket(FrameStream, sock)
+            client.stream = stream
+            await self._serve(stream, client)
         except asyncio.CancelledError:
             pass
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as e:
@@ -444,16 +451,14 @@ class KafkaServer:
             if task is not None:
                 self._clients.pop(task, None)
             self._quotas.close(client.connection.ip)
-            if writer is None:
+            if stream is None:
                 sock.close()
             else:
-                writer.close()
+                stream.close()
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(writer.wait_closed(), CLOSE_WAIT_S)
+                    await asyncio.wait_for(stream.wait_closed(), CLOSE_WAIT_S)
 
-    async def _serve(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: _Client
-    ) -> None:
+    async def _serve(self, stream: FrameStream, client: _Client) -> None:
         loop = asyncio.get_running_loop()
         waiting: collections.deque[asyncio.Task[bool]] = collections.deque()
         """Produce requests answered after their followers, oldest first."""
@@ -465,7 +470,7 @@ class KafkaServer:
                 if len(waiting) >= MAX_WAITING_PRODUCES:
                     await asyncio.wait([waiting[0]])
                     continue
-                head = await _read_or_eof(reader, _SIZE.size)
+                head = await _read_or_eof(stream, _SIZE.size)
                 if head is None:
                     return
                 client.last_active = loop.time()
@@ -479,7 +484,7 @@ class KafkaServer:
                 if granted:
                     await self.pool.reserve(size)
                 try:
-                    body = await self._read_body(reader, client, size)
+                    body = await _read_body_or_eof(stream, size)
                     client.frame_bytes = 0
                 except BaseException:
                     if granted:
@@ -494,10 +499,10 @@ class KafkaServer:
                 if prefix is not None and prefix[0] == _PRODUCE:
                     parked: asyncio.Future[None] = loop.create_future()
                     task = loop.create_task(
-                        self._answer_in_turn(body, writer, client, previous, size, granted, parked)
+                        self._answer_in_turn(body, stream, client, previous, size, granted, parked)
                     )
                     del body
-                    task.add_done_callback(functools.partial(_close_if_failed, writer))
+                    task.add_done_callback(functools.partial(_close_if_failed, stream))
                     waiting.append(task)
                     await parked  # appended (and waiting), or answered
                     if task.done():
@@ -507,7 +512,7 @@ class KafkaServer:
                     # else the next request is read while this one waits
                 else:
                     try:
-                        if not await self._answer(body, writer, client, previous):
+                        if not await self._answer(body, stream, client, previous):
                             return
                     finally:
                         del body
@@ -522,7 +527,7 @@ class KafkaServer:
     async def _answer_in_turn(
         self,
         data: bytes | memoryview,
-        writer: asyncio.StreamWriter,
+        stream: FrameStream,
         client: _Client,
         previous: asyncio.Task[bool] | None,
         size: int,
@@ -534,36 +539,17 @@ class KafkaServer:
         :func:`let_next_request_in`)."""
         _PARKED.set(parked)
         try:
-            return await self._answer(data, writer, client, previous)
+            return await self._answer(data, stream, client, previous)
         finally:
             if not parked.done():
                 parked.set_result(None)
             if granted:
                 self.pool.release(size)
 
-    async def _read_body(
-        self, reader: asyncio.StreamReader, client: _Client, size: int
-    ) -> bytes | memoryview | None:
-        """The frame's ``size`` bytes (a large frame as a read-only view of the buffer it was
-        gathered in, not a copy), or None when the peer closed first."""
-        if size <= READ_CHUNK_BYTES:
-            return await _read_or_eof(reader, size)
-        loop = asyncio.get_running_loop()
-        # One growing buffer, not a list of chunks: the chunks would come from the heap in
-        # pieces the allocator keeps after a stalled frame is dropped; one buffer goes back.
-        body = bytearray()
-        while len(body) < size:
-            chunk = await reader.read(min(size - len(body), READ_CHUNK_BYTES))
-            if not chunk:
-                return None
-            body += chunk
-            client.last_active = loop.time()
-        return memoryview(body).toreadonly()
-
     async def _answer(
         self,
         data: bytes | memoryview,
-        writer: asyncio.StreamWriter,
+        stream: FrameStream,
         client: _Client,
         previous: asyncio.Task[bool] | None = None,
     ) -> bool:
@@ -584,7 +570,7 @@ class KafkaServer:
                 client.connection.peer,
                 loggable(outcome.reason),
             )
-            return await _after(previous) and await self._write(writer, client, [outcome.frame])
+            return await _after(previous) and await self._write(stream, client, [outcome.frame])
         client.busy += 1
         try:
             response = await self._handle(outcome, client.connection.peer)
@@ -594,16 +580,14 @@ class KafkaServer:
         if not await _after(previous) or response is None:
             return False
         if not isinstance(response, _NoResponse):
-            return await self._write(writer, client, response)
+            return await self._write(stream, client, response)
         return True
 
-    async def _write(
-        self, writer: asyncio.StreamWriter, client: _Client, buffers: Sequence[Any]
-    ) -> bool:
+    async def _write(self, stream: FrameStream, client: _Client, buffers: Sequence[Any]) -> bool:
         """Send a response; False when the connection must close (a file region of it lost
         its bytes after part of the response was sent)."""
         try:
-            await send_response(writer, buffers)
+            await send_response(stream, buffers)
         except RegionUnavailable as e:
             LOG.warning(
                 "%s: closing the connection from %s: a response could not be completed: %s",
@@ -662,7 +646,7 @@ class KafkaServer:
             await asyncio.sleep(interval_s)
             now = loop.time()
             for task, client in list(self._clients.items()):
-                idle_s = now - client.last_active
+                idle_s = now - client.idle_since()
                 if client.busy or idle_s <= timeout_s:
                     continue
                 if client.frame_bytes:
@@ -706,9 +690,20 @@ async def start_server(
     return server
 
 
-async def _read_or_eof(reader: asyncio.StreamReader, size: int) -> bytes | None:
+async def _read_or_eof(stream: FrameStream, size: int) -> bytes | None:
     try:
-        return await reader.readexactly(size)
+        return await stream.read_exactly(size)
+    except asyncio.IncompleteReadError:
+        return None
+
+
+async def _read_body_or_eof(stream: FrameStream, size: int) -> bytes | memoryview | None:
+    """The frame's ``size`` bytes (a large frame as a read-only view of the buffer the socket
+    was read into), or None when the peer closed first."""
+    try:
+        if size <= STAGING_BYTES:
+            return await stream.read_exactly(size)
+        return await stream.read_body(size)
     except asyncio.IncompleteReadError:
         return None
 

@@ -66,7 +66,9 @@ def encode_request(
     return frame(head + write_body(body))
 
 
-def decode_response(data: bytes, api_key: int, api_version: int, correlation_id: int) -> Any:
+def decode_response(
+    data: bytes | memoryview, api_key: int, api_version: int, correlation_id: int
+) -> Any:
     """The response message in ``data`` (a frame without its size prefix) to the request of
     ``api_key``/``api_version`` sent with ``correlation_id``."""
     cls = message_class(api_key, api_version, "response")
@@ -92,7 +94,7 @@ def decode_response(data: bytes, api_key: int, api_version: int, correlation_id:
     return body
 
 
-def _api_versions_body(data: bytes, position: int, api_version: int) -> Any:
+def _api_versions_body(data: bytes | memoryview, position: int, api_version: int) -> Any:
     """Kafka's ``ApiVersionsResponse.parse``: v0 for UNSUPPORTED_VERSION, else the request's
     version, falling back to v0 when that does not parse."""
     is_unsupported = (

@@ -144,7 +144,7 @@ def encode_response_header(correlation_id: int, header_version: int) -> bytes:
     return _INT32.pack(correlation_id) + (b"\x00" if header_version == 1 else b"")
 
 
-def parse_response_header(frame: bytes, header_version: int) -> tuple[int, int]:
+def parse_response_header(frame: bytes | memoryview, header_version: int) -> tuple[int, int]:
     """``(correlation_id, position after the header)`` of a response frame."""
     if len(frame) < _INT32.size:
         raise HeaderError(f"a response header needs 4 bytes, the frame has {len(frame)}")
