@@ -5,6 +5,7 @@ unfenced, and ApiVersions on a fresh connection is answered within 100 ms at p99
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import re
 import struct
 import threading
@@ -80,18 +81,25 @@ async def flood(port: int, frame: bytes, until: float, window: int = 5) -> int:
 
 
 async def probe_api_versions(port: int, until: float) -> list[float]:
-    """ApiVersions on a fresh connection, every 50 ms: the seconds each took."""
+    """ApiVersions on a fresh connection, every 50 ms: the seconds from connecting to the
+    answer (closing is the client's own time)."""
     latencies = []
     while time.monotonic() < until:
         started = time.monotonic()
         connection = await KafkaConnection.connect("127.0.0.1", port, timeout_s=5)
         try:
             await connection.negotiate_versions(timeout_s=5)
+            latencies.append(time.monotonic() - started)
         finally:
             await connection.close()
-        latencies.append(time.monotonic() - started)
         await asyncio.sleep(0.05)
     return latencies
+
+
+def probe_in_own_process(port: int, seconds: float) -> list[float]:
+    """:func:`probe_api_versions` for ``seconds`` from a process of its own, so that what it
+    measures is the broker, not this process's loop, busy with the floods' frames."""
+    return asyncio.run(probe_api_versions(port, time.monotonic() + seconds))
 
 
 def consume(bootstrap: str, stop: threading.Event, counts: list[int]) -> None:
@@ -132,21 +140,18 @@ def test_a_loaded_broker_stays_unfenced_and_answers_new_connections(cluster: Clu
     reader = threading.Thread(target=consume, args=(cluster.bootstrap, stop, counts), daemon=True)
     reader.start()
 
-    async def load() -> tuple[list[int], list[float]]:
+    async def load() -> list[int]:
         until = time.monotonic() + LOAD_SECONDS
-        results = await asyncio.gather(
-            flood(broker.port, frame, until),
-            flood(broker.port, frame, until),
-            flood(broker.port, frame, until),
-            probe_api_versions(broker.port, until),
-        )
-        return [int(r) for r in results[:3]], list(results[3])
+        return list(await asyncio.gather(*(flood(broker.port, frame, until) for _ in range(3))))
 
-    try:
-        sent, latencies = asyncio.run(load())
-    finally:
-        stop.set()
-        reader.join(10)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        probing = pool.apply_async(probe_in_own_process, (broker.port, LOAD_SECONDS))
+        try:
+            sent = asyncio.run(load())
+            latencies = probing.get(LOAD_SECONDS + 30)
+        finally:
+            stop.set()
+            reader.join(10)
     assert sum(sent) > 100, sent  # the load was real
     assert counts[0] > 0
     latencies.sort()
