@@ -85,7 +85,9 @@ class FrameStream(asyncio.BufferedProtocol):
             self._start = self._end = 0
         elif STAGING_BYTES - self._end < _COMPACT_BELOW and self._start:
             unread = self._end - self._start
-            self._staging[:unread] = self._staged[self._start : self._end]
+            # Through bytes: a bytearray's slice assignment from a view of itself is a memcpy,
+            # undefined when the two ranges overlap.
+            self._staging[:unread] = bytes(self._staged[self._start : self._end])
             self._start, self._end = 0, unread
         return self._staged[self._end :]
 
