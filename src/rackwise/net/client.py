@@ -45,8 +45,10 @@ from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.protocol import (
     ApiKey,
+    FetchAnswer,
     FetchRequestValues,
     ProtocolError,
+    decode_fetch_answer,
     decode_response,
     encode_request,
     make,
@@ -71,6 +73,8 @@ class _InFlight:
     api_version: int
     correlation_id: int
     future: asyncio.Future[Any]
+    plain: bool = False
+    """A Fetch answer read as plain values (:func:`~rackwise.protocol.decode_fetch_answer`)."""
 
 
 class KafkaConnection:
@@ -194,9 +198,18 @@ class KafkaConnection:
             body = make(request_class(api_key, chosen), values, **fields)
         return await self.send(body, timeout_s=timeout_s)
 
-    async def send(self, body: Any, *, timeout_s: float | None = None) -> Any:
+    async def fetch(
+        self, values: Mapping[str, Any], *, timeout_s: float | None = None
+    ) -> FetchAnswer:
+        """A Fetch request from plain values at the negotiated version; its answer read as
+        plain values (:class:`~rackwise.protocol.FetchAnswer`), not as kio's message."""
+        body = FetchRequestValues(self.version_for(ApiKey.FETCH), values)
+        answer: FetchAnswer = await self.send(body, timeout_s=timeout_s, plain=True)
+        return answer
+
+    async def send(self, body: Any, *, timeout_s: float | None = None, plain: bool = False) -> Any:
         """Send request message ``body`` (or :class:`FetchRequestValues`) and return its
-        response message."""
+        response message (with ``plain``, a Fetch answer as :class:`FetchAnswer`)."""
         if self._closed_because is not None:
             raise DisconnectException(self._closed_because)
         correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
@@ -208,7 +221,8 @@ class KafkaConnection:
             api_key, version, name = int(cls.__api_key__), int(cls.__version__), cls.__name__
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_retrieve)
-        self._in_flight.append(_InFlight(api_key, version, correlation_id, future))
+        plain = plain and api_key == ApiKey.FETCH
+        self._in_flight.append(_InFlight(api_key, version, correlation_id, future, plain))
         self._stream.write(data)
         wait_s = self.request_timeout_s if timeout_s is None else timeout_s
         try:
@@ -279,9 +293,12 @@ class KafkaConnection:
             return
         waiting = self._in_flight.popleft()
         try:
-            response = decode_response(
-                data, waiting.api_key, waiting.api_version, waiting.correlation_id
-            )
+            if waiting.plain:
+                response = decode_fetch_answer(data, waiting.api_version, waiting.correlation_id)
+            else:
+                response = decode_response(
+                    data, waiting.api_key, waiting.api_version, waiting.correlation_id
+                )
         except ProtocolError as e:
             if not waiting.future.done():
                 waiting.future.set_exception(e)

@@ -66,9 +66,9 @@ class LeaderConnection(KafkaConnection):
 
     channel: ControllerChannel | None = None
 
-    async def send(self, body: Any, *, timeout_s: float | None = None) -> Any:
+    async def send(self, body: Any, *, timeout_s: float | None = None, plain: bool = False) -> Any:
         try:
-            response = await super().send(body, timeout_s=timeout_s)
+            response = await super().send(body, timeout_s=timeout_s, plain=plain)
         except NetworkException:
             # A leader that stopped answering (paused, cut off) may have been replaced.
             if self.channel is not None:

@@ -181,8 +181,8 @@ class ReplicaFetcher:
             "rack_id": "",
         }
         timeout_s = config.replica_fetch_wait_max_ms / 1000 + 30.0
-        response = await connection.request(ApiKey.FETCH, values, timeout_s=timeout_s)
-        self._process(response, version)
+        answer = await connection.fetch(values, timeout_s=timeout_s)
+        self._process(answer, version)
 
     def _process(self, response: Any, version: int) -> None:
         backoff_s = self.manager.config.replica_fetch_backoff_ms / 1000

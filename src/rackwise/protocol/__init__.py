@@ -21,7 +21,8 @@ that the rest of rackwise never imports kio.
 * :mod:`~rackwise.protocol.produce_response`: Produce responses from plain values
   (:class:`ProduceResponseValues`), the same way; and
   :mod:`~rackwise.protocol.fetch_request` Fetch requests (:class:`FetchRequestValues`, which
-  :func:`encode_request` takes).
+  :func:`encode_request` takes); :mod:`~rackwise.protocol.fetch_response_reader` Fetch
+  responses read as plain values (:class:`FetchAnswer`, :func:`decode_fetch_answer`).
 
 Kafka's message classes (kio's) are reached through :func:`request_class` and
 :func:`response_class`; unknown tagged fields are skipped everywhere.
@@ -44,7 +45,7 @@ from rackwise.protocol.apis import (
     negotiate,
     negotiate_with,
 )
-from rackwise.protocol.client import decode_response, encode_request
+from rackwise.protocol.client import decode_fetch_answer, decode_response, encode_request
 from rackwise.protocol.errors import (
     CorrelationIdMismatchException,
     MalformedResponseError,
@@ -55,6 +56,7 @@ from rackwise.protocol.errors import (
 )
 from rackwise.protocol.fetch_request import FetchRequestValues
 from rackwise.protocol.fetch_response import FetchResponseValues, encode_fetch_response
+from rackwise.protocol.fetch_response_reader import FetchAnswer
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
 from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
@@ -80,6 +82,7 @@ __all__ = [
     "ApiSpec",
     "Close",
     "CorrelationIdMismatchException",
+    "FetchAnswer",
     "FetchRequestValues",
     "FetchResponseValues",
     "FinalizedFeature",
@@ -100,6 +103,7 @@ __all__ = [
     "api_name",
     "api_versions_response",
     "apis_for",
+    "decode_fetch_answer",
     "decode_request",
     "decode_response",
     "encode_fetch_response",

@@ -28,6 +28,7 @@ from rackwise.protocol.fetch_request import (
     FetchRequestValues,
     write_fetch_request,
 )
+from rackwise.protocol.fetch_response_reader import FetchAnswer, read_fetch_response
 from rackwise.protocol.framing import frame
 from rackwise.protocol.header import (
     HeaderError,
@@ -92,6 +93,25 @@ def decode_response(
             f"{type(e).__name__}: {e}"
         ) from None
     return body
+
+
+def decode_fetch_answer(
+    data: bytes | memoryview, api_version: int, correlation_id: int
+) -> FetchAnswer | Any:
+    """A Fetch response frame (without its size prefix) read as plain values
+    (:class:`~rackwise.protocol.fetch_response_reader.FetchAnswer`) in the flexible versions;
+    an older version's is kio's message, as :func:`decode_response` reads it."""
+    if api_version < FIRST_FLEXIBLE_VERSION:
+        return decode_response(data, ApiKey.FETCH, api_version, correlation_id)
+    try:
+        received, position = parse_response_header(data, 1)
+    except HeaderError as e:
+        raise MalformedResponseError(f"a FETCH response header: {e}") from None
+    if received != correlation_id:
+        raise CorrelationIdMismatchException(
+            f"Correlation id for response ({received}) does not match request ({correlation_id})"
+        )
+    return read_fetch_response(data, position, api_version)
 
 
 def _api_versions_body(data: bytes | memoryview, position: int, api_version: int) -> Any:
