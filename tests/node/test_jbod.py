@@ -143,22 +143,38 @@ class Writer(threading.Thread):
 
 
 def read_back(bootstrap: str, topic: str, partitions: int) -> dict[tuple[str, int, int], bytes]:
-    """Everything in the topic, by (topic, partition, offset), read by librdkafka."""
+    """Everything in the topic, by (topic, partition, offset), read by librdkafka. An offset
+    out of range is an error here, not a silent jump to the end (``auto.offset.reset``), and a
+    read that stops short of the high watermarks fails with what the consumer reported."""
     ends = _end_offsets(bootstrap, topic, partitions)
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"check-{topic}", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+        }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     got: dict[tuple[str, int, int], bytes] = {}
+    errors: list[str] = []
     deadline = time.monotonic() + 60
     while sum(1 for k in got if k[0] == topic) < sum(ends) and time.monotonic() < deadline:
         message = consumer.poll(0.5)
-        if message is None or message.error():
+        if message is None:
+            continue
+        if message.error():
+            errors.append(f"partition {message.partition()}: {message.error()}")
             continue
         key = (topic, message.partition(), message.offset())
         assert key not in got, f"{key} read twice"
         got[key] = message.value()
     consumer.close()
+    read = [sum(1 for k in got if k[1] == p) for p in range(partitions)]
+    assert sum(read) >= sum(ends), (
+        f"read {read} records of {topic}'s partitions in 60 s, the high watermarks are {ends}; "
+        f"the consumer reported {errors[:5]}"
+    )
     return got
 
 
