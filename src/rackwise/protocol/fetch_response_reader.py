@@ -5,8 +5,8 @@ Goals
     a view of the frame and are appended as they are. What remains is the frame around them,
     which kio reads into a message of dataclasses with a typed value per field. Read it here
     instead as a few named tuples of ints, strings and views, field for field what kio reads.
-    Measured on a shared 2-core machine, a v17 response of 4 partitions of 64 KiB: kio 67 us,
-    this reader 8 us.
+    Measured on a shared 2-core machine, a v17 response of 4 partitions of 64 KiB: kio 66 us,
+    this reader 22 us (both read the records as a view of the frame).
 
 Constraints
     * The flexible versions, 12 to 18 (what brokers speak to each other). Earlier versions are
