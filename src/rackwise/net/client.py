@@ -200,12 +200,12 @@ class KafkaConnection:
 
     async def fetch(
         self, values: Mapping[str, Any], *, timeout_s: float | None = None
-    ) -> FetchAnswer:
+    ) -> FetchAnswer | Any:
         """A Fetch request from plain values at the negotiated version; its answer read as
-        plain values (:class:`~rackwise.protocol.FetchAnswer`), not as kio's message."""
+        plain values (:class:`~rackwise.protocol.FetchAnswer`), not as kio's message (but for
+        a peer that speaks no flexible version: kio's, whose fields have the same names)."""
         body = FetchRequestValues(self.version_for(ApiKey.FETCH), values)
-        answer: FetchAnswer = await self.send(body, timeout_s=timeout_s, plain=True)
-        return answer
+        return await self.send(body, timeout_s=timeout_s, plain=True)
 
     async def send(self, body: Any, *, timeout_s: float | None = None, plain: bool = False) -> Any:
         """Send request message ``body`` (or :class:`FetchRequestValues`) and return its
