@@ -43,6 +43,7 @@ import uuid
 from typing import Final, NamedTuple
 
 from rackwise.protocol.errors import MalformedResponseError
+from rackwise.records.codec import InternCache, intern_uuid, read_uvarint
 
 FIRST_VERSION: Final = 12
 LAST_VERSION: Final = 18
@@ -115,7 +116,7 @@ class FetchAnswer(NamedTuple):
     node_endpoints: tuple[NodeEndpoint, ...]
 
 
-_TOPIC_IDS: dict[bytes, uuid.UUID] = {}
+_TOPIC_IDS: InternCache = {}
 """Topic ids met lately: a follower reads the same few in every answer."""
 _TOPIC_IDS_KEPT: Final = 4096
 _ZERO_UUID: Final = bytes(16)
@@ -153,22 +154,12 @@ class _Reader:
         self.position = position
 
     def uvarint(self) -> int:
-        data = self.data
-        byte = data[self.position]
-        if byte < 0x80:
+        byte = self.data[self.position]
+        if byte < 0x80:  # nearly every count, length and tag here
             self.position += 1
             return byte
-        value = 0
-        shift = 0
-        while True:
-            byte = data[self.position]
-            self.position += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise ValueError("an unsigned varint longer than 5 bytes")
+        value, self.position = read_uvarint(self.data, self.position)
+        return value
 
     def take(self, size: int) -> memoryview:
         start = self.position
@@ -219,7 +210,7 @@ class _Reader:
             if topic_id is None and raw != _ZERO_UUID:
                 if len(_TOPIC_IDS) >= _TOPIC_IDS_KEPT:
                     _TOPIC_IDS.clear()
-                topic_id = _TOPIC_IDS[raw] = uuid.UUID(bytes=raw)
+                topic_id = intern_uuid(_TOPIC_IDS, raw)
             name = None
         else:
             name, topic_id = self.string(), None
