@@ -48,6 +48,7 @@ from rackwise.protocol import (
     make,
     response_class,
 )
+from rackwise.protocol.produce_request_reader import ProduceRequestValues
 from rackwise.protocol.values import millis
 from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
 from rackwise.replica.manager import ReadResult, ReplicaManager
@@ -131,10 +132,10 @@ class DataApis:
     # ---- Produce ------------------------------------------------------------------------------
 
     async def produce(self, request: Request) -> Any:
-        body = request.body
-        version = _version(body)
-        acks = int(body.acks)
-        timeout_s = millis(body.timeout) / 1000
+        body: ProduceRequestValues = request.body
+        version = body.version
+        acks = body.acks
+        timeout_s = body.timeout_ms / 1000
         results: dict[tuple[str, int], Outcome] = {}
         by_id = version >= 13  # Produce v13 names topics by id (KIP-516)
         topic_keys: dict[str, Any] = {}
@@ -145,17 +146,17 @@ class DataApis:
                     # An unknown topic id: answered under its id, never appended.
                     name = f"\0{topic.topic_id}"
                 topic_keys[name] = topic.topic_id if by_id else name
-                key = (name, int(data.index))
+                key = (name, data.partition_index)
                 if name.startswith("\0"):
                     results[key] = (UNKNOWN_TOPIC_ID, None, None, [])
                     continue
                 if acks not in (0, 1, -1):
                     results[key] = (INVALID_REQUIRED_ACKS, None, None, [])
                     continue
-                if getattr(body, "transactional_id", None):
+                if body.transactional_id:
                     results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None, [])
                     continue
-                results[key] = self._append(name, key[1], data.records or b"", acks)
+                results[key] = self._append(name, data.partition_index, data.records or b"", acks)
         if acks == -1:
             pending = [k for k, (code, info, _, _) in results.items() if code == NONE and info]
             if pending:

@@ -78,6 +78,7 @@ from rackwise.protocol.header import (
     peek_api,
 )
 from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
+from rackwise.protocol.produce_request_reader import read_produce_request
 from rackwise.protocol.produce_response import ProduceResponseValues, write_produce_response
 
 
@@ -104,7 +105,10 @@ def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
         response = api_versions.unsupported_version_response()
         return _reply(header, response, api_versions.UNSUPPORTED_VERSION, "unsupported version")
     try:
-        body, _ = read_body(spec.request_class(api_version), data, header.size)
+        if api_key == ApiKey.PRODUCE:
+            body = read_produce_request(data, header.size, api_version)
+        else:
+            body, _ = read_body(spec.request_class(api_version), data, header.size)
     except BODY_DECODE_ERRORS as e:
         return Close(
             f"Error getting request for apiKey: {constant_name(api_key)}, "
