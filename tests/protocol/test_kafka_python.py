@@ -66,6 +66,7 @@ from rackwise.protocol import (
     make,
 )
 from rackwise.protocol.bodies import read_body, write_body
+from rackwise.protocol.fetch_request_reader import FetchRequestRead
 from rackwise.protocol.produce_request_reader import ProduceRequestValues
 
 TOPIC_ID = uuid.UUID("5e0a8d1b-2c3d-4e5f-8a9b-0c1d2e3f4a5b")
@@ -175,8 +176,9 @@ def _produce_request(body: Any, version: int) -> None:
 
 
 def _fetch_request(body: Any, version: int) -> None:
+    # Read as plain values (rackwise.protocol.fetch_request_reader), not kio's message.
     assert (body.min_bytes, body.max_bytes, body.isolation_level) == (1, 52428800, 1)
-    assert body.max_wait.total_seconds() == 0.5
+    assert (body.version, body.max_wait_ms, body.replica_id) == (version, 500, -1)
     topic = body.topics[0]
     assert _topic_key(topic, version, 13, "topic") == (TOPIC_ID if version >= 13 else "orders")
     partition = topic.partitions[0]
@@ -562,9 +564,9 @@ def test_kafka_python_requests_decode(api: str, version: int) -> None:
     assert header.client_id == "kafka-python-3.0.12"
     check(outcome.body, version)
     # The same bytes, field for field: our encoder writes what kafka-python wrote (a Produce
-    # request is read as plain values; the message written is kio's reading of it).
+    # or Fetch request is read as plain values; the message written is kio's reading of it).
     body = outcome.body
-    if isinstance(body, ProduceRequestValues):
+    if isinstance(body, ProduceRequestValues | FetchRequestRead):
         body, _ = read_body(outcome.api.request_class(version), frames.frames[0], header.size)
     assert write_body(body) == frames.frames[0][header.size :]
 

@@ -48,6 +48,7 @@ from rackwise.protocol import (
     make,
     response_class,
 )
+from rackwise.protocol.fetch_request_reader import FetchRequestRead
 from rackwise.protocol.produce_request_reader import ProduceRequestValues
 from rackwise.protocol.values import millis
 from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
@@ -269,18 +270,17 @@ class DataApis:
     # ---- Fetch ---------------------------------------------------------------------------------
 
     async def fetch(self, request: Request) -> Any:
-        body = request.body
-        version = _version(body)
-        replica_id = _fetch_replica_id(body)
+        body: FetchRequestRead = request.body
+        version = body.version
+        replica_id = body.replica_id
         is_follower = replica_id >= 0
         wanted = _fetch_partitions(body, self.replicas.topic_name)
         client = None
-        rack = str(getattr(body, "rack_id", "") or "")
         if not is_follower and version >= 11:
-            client = ClientMetadata(rack, request.header.client_id or "")
-        max_wait_s = millis(body.max_wait) / 1000
-        min_bytes = int(body.min_bytes)
-        max_bytes = int(getattr(body, "max_bytes", 2**31 - 1))
+            client = ClientMetadata(body.rack_id, request.header.client_id or "")
+        max_wait_s = body.max_wait_ms / 1000
+        min_bytes = body.min_bytes
+        max_bytes = body.max_bytes
         results = self._read_all(wanted, replica_id, max_bytes, client)
         if _total(results) < min_bytes and max_wait_s > 0 and not _any_error(results):
             keys = [w[0] for w in wanted]
@@ -518,36 +518,18 @@ class DataApis:
 # ---- request fields across versions --------------------------------------------------------------
 
 
-def _fetch_replica_id(body: Any) -> int:
-    state = getattr(body, "replica_state", None)
-    if state is not None and int(_version(body)) >= 15:
-        return int(state.replica_id)
-    return int(getattr(body, "replica_id", -1))
-
-
 def _fetch_partitions(
-    body: Any, topic_name: Callable[[Any], str | None]
+    body: FetchRequestRead, topic_name: Callable[[Any], str | None]
 ) -> list[tuple[tuple[str, int], int, Any, Any]]:
     """((topic name, partition), fetch offset, the partition's fields, the topic as the
     response names it) for each partition asked for; an unknown topic id has name ""."""
     out = []
-    by_id = _version(body) >= 13
+    by_id = body.version >= 13
     for topic in body.topics:
-        if by_id:
-            topic_key = topic.topic_id
-            name = topic_name(topic_key) or ""
-        else:
-            topic_key = str(topic.topic)
-            name = topic_key
+        topic_key: Any = topic.topic_id if by_id else topic.topic
+        name = (topic_name(topic_key) or "") if by_id else str(topic_key)
         for partition in topic.partitions:
-            out.append(
-                (
-                    (name, int(partition.partition)),
-                    int(partition.fetch_offset),
-                    partition,
-                    topic_key,
-                )
-            )
+            out.append(((name, partition.partition), partition.fetch_offset, partition, topic_key))
     return out
 
 

@@ -42,15 +42,14 @@ import struct
 import uuid
 from typing import Final, NamedTuple
 
-from rackwise.records.codec import InternCache, intern_uuid, read_uvarint
+from rackwise.protocol.request_cursor import INT32, RequestCursor
+from rackwise.records.codec import read_uvarint
 
 FIRST_VERSION: Final = 3
 LAST_VERSION: Final = 13
 _FIRST_FLEXIBLE_VERSION: Final = 9
 _FIRST_TOPIC_ID_VERSION: Final = 13
 
-_INT16: Final = struct.Struct(">h")
-_INT32: Final = struct.Struct(">i")
 _ACKS_TIMEOUT: Final = struct.Struct(">hi")
 
 
@@ -74,12 +73,6 @@ class ProduceRequestValues(NamedTuple):
     topic_data: tuple[ProduceTopic, ...]
 
 
-_TOPIC_IDS: InternCache = {}
-"""Topic ids met lately: producers send the same few in every request."""
-_TOPIC_IDS_KEPT: Final = 4096
-_ZERO_UUID: Final = bytes(16)
-
-
 def read_produce_request(
     data: bytes | memoryview, position: int, version: int
 ) -> ProduceRequestValues:
@@ -87,82 +80,19 @@ def read_produce_request(
     raises ``ValueError`` when the bytes are not one."""
     if not FIRST_VERSION <= version <= LAST_VERSION:
         raise ValueError(f"BUG: Produce v{version} is not read here")
-    reader = _Reader(memoryview(data).toreadonly(), position)
+    reader = _Reader(
+        memoryview(data).toreadonly(), position, flexible=version >= _FIRST_FLEXIBLE_VERSION
+    )
     try:
         return reader.request(version)
     except (struct.error, IndexError) as e:
         raise ValueError(f"the request ends early ({e})") from None
 
 
-class _Reader:
-    __slots__ = ("data", "flexible", "position")
-
-    def __init__(self, data: memoryview, position: int) -> None:
-        self.data = data
-        self.position = position
-        self.flexible = False
-
-    def uvarint(self) -> int:
-        byte = self.data[self.position]
-        if byte < 0x80:  # nearly every count, length and tag here
-            self.position += 1
-            return byte
-        value, self.position = read_uvarint(self.data, self.position)
-        return value
-
-    def int16(self) -> int:
-        (value,) = _INT16.unpack_from(self.data, self.position)
-        self.position += 2
-        return int(value)
-
-    def int32(self) -> int:
-        (value,) = _INT32.unpack_from(self.data, self.position)
-        self.position += 4
-        return int(value)
-
-    def take(self, size: int) -> memoryview:
-        start = self.position
-        end = start + size
-        if end > len(self.data):
-            raise ValueError(f"{size} bytes wanted at {start}, the frame has {len(self.data)}")
-        self.position = end
-        return self.data[start:end]
-
-    def nullable_string(self, name: str) -> str | None:
-        size = self.uvarint() - 1 if self.flexible else self.int16()
-        if size < -1:
-            raise ValueError(f"{name} has a negative length {size}")
-        return None if size == -1 else str(self.take(size), "utf-8")
-
-    def string(self, name: str) -> str:
-        value = self.nullable_string(name)
-        if value is None:
-            raise ValueError(f"null found for non-nullable string {name}")
-        return value
-
-    def count(self, name: str) -> int:
-        """An array's length (none may be null in a Produce request)."""
-        count = self.uvarint() - 1 if self.flexible else self.int32()
-        if count == -1:
-            raise ValueError(f"null found for non-nullable array {name}")
-        if count < 0:
-            raise ValueError(f"array {name} has a negative length {count}")
-        # Every item takes at least a byte: a longer claim is false, whatever it says.
-        if count > len(self.data) - self.position:
-            raise ValueError(
-                f"array {name} claims {count} items, only "
-                f"{len(self.data) - self.position} bytes are left"
-            )
-        return count
-
-    def skip_tags(self) -> None:
-        if self.flexible:
-            for _ in range(self.uvarint()):
-                self.uvarint()
-                self.take(self.uvarint())
+class _Reader(RequestCursor):
+    __slots__ = ()
 
     def request(self, version: int) -> ProduceRequestValues:
-        self.flexible = version >= _FIRST_FLEXIBLE_VERSION
         transactional_id = self.nullable_string("transactional_id")
         acks, timeout = _ACKS_TIMEOUT.unpack_from(self.data, self.position)
         self.position += _ACKS_TIMEOUT.size
@@ -175,12 +105,7 @@ class _Reader:
         name: str | None = None
         topic_id: uuid.UUID | None = None
         if by_id:
-            raw = bytes(self.take(16))
-            topic_id = _TOPIC_IDS.get(raw)
-            if topic_id is None and raw != _ZERO_UUID:
-                if len(_TOPIC_IDS) >= _TOPIC_IDS_KEPT:
-                    _TOPIC_IDS.clear()
-                topic_id = intern_uuid(_TOPIC_IDS, raw)
+            topic_id = self.uuid()
         else:
             name = self.string("name")
         partitions = self.partitions(self.count("partition_data"))
@@ -195,10 +120,10 @@ class _Reader:
         out = []
         for _ in range(count):
             pos = self.position
-            (index,) = _INT32.unpack_from(data, pos)
+            (index,) = INT32.unpack_from(data, pos)
             pos += 4
             if not flexible:
-                (size,) = _INT32.unpack_from(data, pos)
+                (size,) = INT32.unpack_from(data, pos)
                 pos += 4
             elif data[pos] < 0x80:
                 size = data[pos] - 1

@@ -68,6 +68,7 @@ from rackwise.protocol.apis import (
     is_known_api,
 )
 from rackwise.protocol.bodies import BODY_DECODE_ERRORS, read_body, write_body
+from rackwise.protocol.fetch_request_reader import read_fetch_request
 from rackwise.protocol.fetch_response import Buffer, FetchResponseValues, encode_fetch_response
 from rackwise.protocol.framing import frame
 from rackwise.protocol.header import (
@@ -104,9 +105,12 @@ def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
     if not spec.supports(api_version):
         response = api_versions.unsupported_version_response()
         return _reply(header, response, api_versions.UNSUPPORTED_VERSION, "unsupported version")
+    body: Any
     try:
         if api_key == ApiKey.PRODUCE:
             body = read_produce_request(data, header.size, api_version)
+        elif api_key == ApiKey.FETCH and listener is Listener.BROKER:
+            body = read_fetch_request(data, header.size, api_version)
         else:
             body, _ = read_body(spec.request_class(api_version), data, header.size)
     except BODY_DECODE_ERRORS as e:
