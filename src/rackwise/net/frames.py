@@ -39,7 +39,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Final
+from typing import Any, Final, cast
 
 STAGING_BYTES: Final = 65_536
 """The most bytes read ahead of the owner (and the largest :meth:`FrameStream.read_exactly`)."""
@@ -75,7 +75,7 @@ class FrameStream(asyncio.BufferedProtocol):
     # ---- the transport's side --------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
         self._transport = transport
 
     def get_buffer(self, sizehint: int) -> memoryview:

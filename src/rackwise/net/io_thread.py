@@ -37,6 +37,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
+from rackwise.net import loops
 from rackwise.net.limits import ServerLimits
 from rackwise.net.server import DEFAULT_HOST, Handler, KafkaServer
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener, Request
@@ -82,7 +83,7 @@ class ThreadedKafkaServer:
             name=name,
             limits=limits,
         )
-        self.io_loop = asyncio.new_event_loop()
+        self.io_loop = loops.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=f"{self.name} io", daemon=True)
         self._caller: asyncio.AbstractEventLoop | None = None
         self._closed = False

@@ -141,7 +141,7 @@ def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> l
     (the response cannot be completed: the caller closes the connection)."""
     if (
         transport.is_closing()
-        or not isinstance(transport, asyncio.WriteTransport)
+        or not hasattr(transport, "get_write_buffer_size")
         or transport.get_write_buffer_size()
         or transport.get_extra_info("socket") is None
     ):

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
+from rackwise.net import loops
+
 T = TypeVar("T")
 JOIN_TIMEOUT_S: Final = 5.0
 
@@ -33,7 +35,7 @@ class LoopThread:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.loop = asyncio.new_event_loop()
+        self.loop = loops.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._started = False
 

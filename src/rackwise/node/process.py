@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from rackwise.net import loops
 from rackwise.node.config import Endpoint
 
 LOG_FORMAT: Final = "%(asctime)s %(levelname)s {role} {node_id} %(name)s: %(message)s"
@@ -99,4 +100,4 @@ def run_until_stopped(main: Callable[[asyncio.Event], Awaitable[int]]) -> int:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
 
-    return asyncio.run(runner())
+    return loops.run(runner())
