@@ -2,10 +2,11 @@
 
 Goals
     A leader reads a Fetch request from each follower after every answer it sent, and one from
-    every consumer poll. kio reads it into nested frozen dataclasses, a typed value per field
-    (about 110 us for a follower's 8 partitions on a shared 2-core machine). Read it here
-    instead as named tuples of ints and strings, field for field what kio reads, with kio's
-    field names, so that the handler reads either alike.
+    every consumer poll. kio reads it into nested frozen dataclasses, a typed value per field.
+    Read it here instead as named tuples of ints and strings, field for field what kio reads,
+    with kio's field names, so that the handler reads either alike. Measured on a shared
+    2-core machine, the best of five runs of 5,000 reads of a follower's v17 request for 8
+    partitions: kio 54 us, this reader 27 us.
 
 Constraints
     * Every version the broker listener serves (4 to 18): ``log_start_offset`` from 5,
