@@ -42,6 +42,14 @@ def test_an_unknown_loop_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(loops.EventLoopChoiceException, match="RACKWISE_EVENT_LOOP='trio'"):
         loops.new_event_loop()
 
+    async def never() -> None:
+        raise AssertionError("run")
+
+    coro = never()
+    with pytest.raises(loops.EventLoopChoiceException):
+        loops.run(coro)
+    assert coro.cr_frame is None  # closed, not left to warn that it was never awaited
+
 
 def test_a_node_process_runs_its_main_and_its_threads_on_uvloop() -> None:
     program = """

@@ -61,5 +61,10 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coro)`` on a loop from :func:`new_event_loop`."""
+    try:
+        loop_kind()
+    except EventLoopChoiceException:
+        coro.close()  # never run: no "never awaited" warning after the error
+        raise
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         return runner.run(coro)
