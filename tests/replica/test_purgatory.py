@@ -64,3 +64,27 @@ def test_one_wait_on_many_keys_is_completed_once() -> None:
         assert purgatory.check(("b", 0)) == 0
 
     asyncio.run(scenario())
+
+
+def test_a_cancelled_wait_is_forgotten_and_its_deadline_dropped() -> None:
+    async def scenario() -> None:
+        purgatory = Purgatory()
+        loop = asyncio.get_running_loop()
+        waiting = asyncio.create_task(purgatory.wait([("t", 0)], lambda: False, timeout_s=60))
+        await asyncio.sleep(0.01)
+        timers = len(loop._scheduled)  # type: ignore[attr-defined]
+        waiting.cancel()
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the wait was not cancelled")
+        assert len(purgatory) == 0
+        assert purgatory.check(("t", 0)) == 0
+        # The deadline's timer is cancelled with it (asyncio drops it from its heap lazily:
+        # count the live ones).
+        live = [h for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        assert len(live) < timers
+
+    asyncio.run(scenario())

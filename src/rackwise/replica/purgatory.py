@@ -64,11 +64,13 @@ class Purgatory:
         waiter = _Waiter(condition, loop.create_future(), tuple(keys))
         for key in waiter.keys:
             self._watchers.setdefault(key, set()).add(waiter)
+        # The deadline sets the future's result itself: a timer handle rather than wait_for's
+        # and shield's futures and callbacks (a follower's fetch waits here every round).
+        deadline = loop.call_later(min(timeout_s, MAX_WAIT_S), _expire, waiter.future)
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter.future), min(timeout_s, MAX_WAIT_S))
-        except TimeoutError:
-            return False
+            return await waiter.future
         finally:
+            deadline.cancel()
             self._forget(waiter)
             if not waiter.future.done():
                 waiter.future.cancel()
@@ -96,6 +98,11 @@ class Purgatory:
             watchers.discard(waiter)
             if not watchers:
                 del self._watchers[key]
+
+
+def _expire(future: asyncio.Future[bool]) -> None:
+    if not future.done():
+        future.set_result(False)
 
 
 def _holds(condition: Condition) -> bool:
