@@ -26,7 +26,7 @@ Constraints
       handler takes kio's message.
 
 Algorithm
-    A :class:`~rackwise.protocol.request_cursor.RequestCursor` over the frame in the order of
+    A :class:`~rackwise.protocol.frame_cursor.FrameCursor` over the frame in the order of
     Kafka's ``FetchRequest.json``; the partitions, the hot loop, read their fixed fields with
     one ``struct`` format per version.
 
@@ -49,7 +49,7 @@ import struct
 import uuid
 from typing import Final, NamedTuple
 
-from rackwise.protocol.request_cursor import RequestCursor
+from rackwise.protocol.frame_cursor import FrameCursor, read_request
 
 FIRST_VERSION: Final = 4
 LAST_VERSION: Final = 18
@@ -123,13 +123,10 @@ def read_fetch_request(data: bytes | memoryview, position: int, version: int) ->
     if not FIRST_VERSION <= version <= LAST_VERSION:
         raise ValueError(f"BUG: Fetch v{version} is not read here")
     reader = _Reader(memoryview(data).toreadonly(), position, flexible=version >= 12)
-    try:
-        return reader.request(version)
-    except (struct.error, IndexError) as e:
-        raise ValueError(f"the request ends early ({e})") from None
+    return read_request(reader.request, version)
 
 
-class _Reader(RequestCursor):
+class _Reader(FrameCursor):
     __slots__ = ()
 
     def request(self, version: int) -> FetchRequestRead:

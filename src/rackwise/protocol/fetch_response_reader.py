@@ -43,7 +43,7 @@ import uuid
 from typing import Final, NamedTuple
 
 from rackwise.protocol.errors import MalformedResponseError
-from rackwise.records.codec import InternCache, intern_uuid, read_uvarint
+from rackwise.protocol.frame_cursor import FrameCursor
 
 FIRST_VERSION: Final = 12
 LAST_VERSION: Final = 18
@@ -116,11 +116,6 @@ class FetchAnswer(NamedTuple):
     node_endpoints: tuple[NodeEndpoint, ...]
 
 
-_TOPIC_IDS: InternCache = {}
-"""Topic ids met lately: a follower reads the same few in every answer."""
-_TOPIC_IDS_KEPT: Final = 4096
-_ZERO_UUID: Final = bytes(16)
-"""Kafka's ``Uuid.ZERO_UUID``: no topic id (None, as kio reads it)."""
 _NO_DIVERGENCE: Final = EpochEndOffset()
 _NO_LEADER: Final = LeaderIdAndEpoch()
 _NO_SNAPSHOT: Final = SnapshotId()
@@ -131,7 +126,7 @@ def read_fetch_response(data: bytes | memoryview, position: int, version: int) -
     with it; raises :class:`MalformedResponseError` when the bytes are not one."""
     if not FIRST_VERSION <= version <= LAST_VERSION:
         raise ValueError(f"BUG: Fetch v{version} is not read here (flexible versions only)")
-    reader = _Reader(memoryview(data).toreadonly(), position)
+    reader = _Reader(memoryview(data).toreadonly(), position, flexible=True)
     try:
         answer = reader.response(version)
     except (struct.error, IndexError, UnicodeDecodeError, ValueError) as e:
@@ -146,43 +141,8 @@ def read_fetch_response(data: bytes | memoryview, position: int, version: int) -
     return answer
 
 
-class _Reader:
-    __slots__ = ("data", "position")
-
-    def __init__(self, data: memoryview, position: int) -> None:
-        self.data = data
-        self.position = position
-
-    def uvarint(self) -> int:
-        byte = self.data[self.position]
-        if byte < 0x80:  # nearly every count, length and tag here
-            self.position += 1
-            return byte
-        value, self.position = read_uvarint(self.data, self.position)
-        return value
-
-    def take(self, size: int) -> memoryview:
-        start = self.position
-        end = start + size
-        if size < 0 or end > len(self.data):
-            raise ValueError(f"{size} bytes wanted at {start}, the frame has {len(self.data)}")
-        self.position = end
-        return self.data[start:end]
-
-    def string(self) -> str:
-        size = self.uvarint() - 1
-        if size < 0:
-            raise ValueError("a null string where one is required")
-        return str(self.take(size), "utf-8")
-
-    def nullable_string(self) -> str | None:
-        size = self.uvarint() - 1
-        return None if size < 0 else str(self.take(size), "utf-8")
-
-    def skip_tags(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.take(self.uvarint())
+class _Reader(FrameCursor):
+    __slots__ = ()
 
     def response(self, version: int) -> FetchAnswer:
         # The response header (v1): the correlation id was read by the caller; its tags.
@@ -205,12 +165,7 @@ class _Reader:
 
     def topic(self, by_id: bool) -> FetchedTopic:
         if by_id:
-            raw = bytes(self.take(16))
-            topic_id = _TOPIC_IDS.get(raw)
-            if topic_id is None and raw != _ZERO_UUID:
-                if len(_TOPIC_IDS) >= _TOPIC_IDS_KEPT:
-                    _TOPIC_IDS.clear()
-                topic_id = intern_uuid(_TOPIC_IDS, raw)
+            topic_id = self.uuid()
             name = None
         else:
             name, topic_id = self.string(), None

@@ -41,7 +41,7 @@ import struct
 import uuid
 from typing import Final, NamedTuple
 
-from rackwise.protocol.request_cursor import INT32, RequestCursor
+from rackwise.protocol.frame_cursor import INT32, FrameCursor, read_request
 from rackwise.records.codec import read_uvarint
 
 FIRST_VERSION: Final = 3
@@ -82,13 +82,10 @@ def read_produce_request(
     reader = _Reader(
         memoryview(data).toreadonly(), position, flexible=version >= _FIRST_FLEXIBLE_VERSION
     )
-    try:
-        return reader.request(version)
-    except (struct.error, IndexError) as e:
-        raise ValueError(f"the request ends early ({e})") from None
+    return read_request(reader.request, version)
 
 
-class _Reader(RequestCursor):
+class _Reader(FrameCursor):
     __slots__ = ()
 
     def request(self, version: int) -> ProduceRequestValues:

@@ -1,23 +1,27 @@
-"""A cursor over a request frame: what the plain request readers share.
+"""A cursor over a frame: what the plain readers share.
 
-The broker reads its hottest requests (:mod:`~rackwise.protocol.produce_request_reader`,
-:mod:`~rackwise.protocol.fetch_request_reader`) as plain values rather than kio's messages.
-Both walk the frame with this cursor: Kafka's fixed-width integers, unsigned varints, strings
-and arrays in their legacy and flexible (compact) forms, topic ids and tagged fields. Every
-check kio's reading makes is made here with the same outcome: a null where the schema allows
-none, a negative length, an array claiming more items than bytes are left, a length beyond
-the frame, invalid UTF-8; each raises ``ValueError`` (a short read, ``struct.error`` or
-``IndexError``, which the readers turn into one).
+The hottest messages (:mod:`~rackwise.protocol.produce_request_reader` and
+:mod:`~rackwise.protocol.fetch_request_reader` on the broker,
+:mod:`~rackwise.protocol.fetch_response_reader` on a follower) are read as plain values rather
+than kio's messages. All three walk the frame with this cursor: Kafka's fixed-width integers,
+unsigned varints, strings and arrays in their legacy and flexible (compact) forms, topic ids
+and tagged fields. Every check kio's reading makes is made here with the same outcome: a null
+where the schema allows none, a negative length, an array claiming more items than bytes are
+left, a length beyond the frame, invalid UTF-8; each raises ``ValueError`` (a short read
+raises ``struct.error`` or ``IndexError``: :func:`read_request` turns those into one, the
+response reader into its own error).
 """
 
 from __future__ import annotations
 
 import struct
 import uuid
-from typing import Final
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from rackwise.records.codec import InternCache, intern_uuid, read_uvarint
 
+T = TypeVar("T")
 INT16: Final = struct.Struct(">h")
 INT32: Final = struct.Struct(">i")
 INT64: Final = struct.Struct(">q")
@@ -28,7 +32,7 @@ _UUIDS: InternCache = {}
 """Topic ids met lately: clients send the same few in every request."""
 
 
-class RequestCursor:
+class FrameCursor:
     """A position in ``data`` and whether the version read is flexible."""
 
     __slots__ = ("data", "flexible", "position")
@@ -64,18 +68,18 @@ class RequestCursor:
     def take(self, size: int) -> memoryview:
         start = self.position
         end = start + size
-        if end > len(self.data):
+        if size < 0 or end > len(self.data):
             raise ValueError(f"{size} bytes wanted at {start}, the frame has {len(self.data)}")
         self.position = end
         return self.data[start:end]
 
-    def nullable_string(self, name: str) -> str | None:
+    def nullable_string(self, name: str = "a string") -> str | None:
         size = self.uvarint() - 1 if self.flexible else self.int16()
         if size < -1:
             raise ValueError(f"{name} has a negative length {size}")
         return None if size == -1 else str(self.take(size), "utf-8")
 
-    def string(self, name: str) -> str:
+    def string(self, name: str = "a string") -> str:
         value = self.nullable_string(name)
         if value is None:
             raise ValueError(f"null found for non-nullable string {name}")
@@ -122,3 +126,12 @@ class RequestCursor:
             for _ in range(self.uvarint()):
                 self.uvarint()
                 self.take(self.uvarint())
+
+
+def read_request(read: Callable[[int], T], version: int) -> T:
+    """``read(version)``, a frame that ends early (``struct.error``, ``IndexError``) refused
+    as ``ValueError`` like any other malformed request."""
+    try:
+        return read(version)
+    except (struct.error, IndexError) as e:
+        raise ValueError(f"the request ends early ({e})") from None
