@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from rackwise.protocol import SUPPORTED, ApiKey, ApiSpec
@@ -123,3 +126,23 @@ def test_header_versions_agree_with_kio_and_kafka_python(spec: ApiSpec, version:
     theirs = kafka_python_class(spec.name, "request")
     if theirs is not None:
         assert (spec.request_header_version(version) == 2) == theirs.flexible_version_q(version)
+
+
+def test_a_first_request_loads_only_its_own_versions_classes() -> None:
+    """The header versions of a Produce v9 request come from v9's classes alone: a fresh
+    process that reads one and writes its answer has loaded no other Produce version's."""
+    script = """
+import sys
+from rackwise.protocol import Listener
+from rackwise.protocol.header import encode_request_header
+from rackwise.protocol.server import decode_request, encode_response_buffers
+from rackwise.protocol.produce_response import ProduceResponseValues
+body = bytes.fromhex("00 0001 00007530 01 00")  # no transactional id, acks 1, no topics
+request = decode_request(encode_request_header(0, 9, 5, "c", 2) + body, Listener.BROKER)
+encode_response_buffers(request.header, ProduceResponseValues(9, {"responses": []}))
+print(sorted({m.split(".")[3] for m in sys.modules if m.startswith("kio.schema.produce.v")}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["['v9']"]

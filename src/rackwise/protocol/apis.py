@@ -235,10 +235,22 @@ class ApiSpec:
         return _first_flexible(self.api_key, self.min_version, self.max_version)
 
     def request_header_version(self, version: int) -> int:
-        return request_header_version(self.first_flexible_version, version)
+        return request_header_version(self._first_flexible_for(version), version)
 
     def response_header_version(self, version: int) -> int:
-        return response_header_version(self.api_key, self.first_flexible_version, version)
+        return response_header_version(self.api_key, self._first_flexible_for(version), version)
+
+    def _first_flexible_for(self, version: int) -> int | None:
+        """What the header versions of ``version`` need of :attr:`first_flexible_version`,
+        from the class of that version alone where there is one (flexible versions run to the
+        end, so a version past the highest is as flexible as the highest): a broker's first
+        request of each kind loads one version's classes, not every version's up to the
+        first flexible one (a first Produce request waited about 100 ms for those)."""
+        if version < self.min_version:
+            return self.first_flexible_version
+        nearest = min(version, self.max_version)
+        flexible = _message_class(self.api_key, nearest, "request").__flexible__  # type: ignore[attr-defined]
+        return nearest if flexible else None
 
     def _check(self, version: int) -> None:
         if not self.supports(version):
