@@ -1,5 +1,6 @@
 """FrameStream over real socket pairs: whatever way the peer cuts its writes, the owner reads
-exactly the frames sent, small ones as bytes and large ones as read-only views; at most
+exactly the frames sent, small ones as bytes and large ones as read-only views (writable
+when the owner asks); at most
 STAGING_BYTES are read ahead of the owner; a peer that closes mid-frame ends the read with
 IncompleteReadError, and writing to a lost connection fails ConnectionResetError."""
 
@@ -75,6 +76,28 @@ def test_the_frames_read_are_the_frames_sent(sizes: list[int], cuts: list[int], 
     got = asyncio.run(scenario())
     assert [g for g, _ in got] == frames
     assert [large for _, large in got] == [len(f) > STAGING_BYTES for f in frames]
+
+
+def test_a_body_read_writable_is_the_owners_to_write_into() -> None:
+    data = bytes(range(256)) * 1024  # 256 KiB: read through read_body
+
+    async def scenario() -> tuple[memoryview, memoryview]:
+        stream, peer = await _pair()
+        try:
+            sending = asyncio.create_task(asyncio.get_running_loop().sock_sendall(peer, data * 2))
+            writable = await asyncio.wait_for(stream.read_body(len(data), writable=True), 10)
+            readonly = await asyncio.wait_for(stream.read_body(len(data)), 10)
+            await sending
+            return writable, readonly
+        finally:
+            peer.close()
+            stream.close()
+
+    writable, readonly = asyncio.run(scenario())
+    assert bytes(writable) == data and bytes(readonly) == data
+    assert not writable.readonly and readonly.readonly
+    writable[:8] = b"\xff" * 8
+    assert bytes(writable[:8]) == b"\xff" * 8 and bytes(readonly[:8]) == data[:8]
 
 
 def test_reading_pauses_when_the_owner_reads_nothing() -> None:

@@ -64,6 +64,28 @@ def test_stored_bytes_are_the_producers_except_offset_and_epoch(h: LogHarness) -
     assert second[8:12] == sent[8:12] and second[16:] == sent[16:]
 
 
+@pytest.mark.parametrize("timestamp_type", ["CreateTime", LOG_APPEND_TIME])
+def test_a_writable_view_is_stamped_in_place_and_anything_else_is_left_alone(
+    tmp_path: Path, timestamp_type: str
+) -> None:
+    h = LogHarness(tmp_path / "t-0", LogConfig(message_timestamp_type=timestamp_type))
+    log = h.open()
+    sent = batch(4, size=33)
+    log.append_as_leader(sent, leader_epoch=3)  # bytes: the caller's are untouched
+    frame = bytearray(b"head" + sent + b"tail")  # a request frame with the batch inside
+    records = memoryview(frame)[4 : 4 + len(sent)]
+    log.append_as_leader(records.toreadonly(), leader_epoch=3)
+    assert frame == b"head" + sent + b"tail"
+    log.append_as_leader(records, leader_epoch=3)
+    stored = (h.directory / "00000000000000000000.log").read_bytes()
+    assert stored[: len(sent)] != sent  # stamped: offset 0, epoch 3
+    assert frame[4 : 4 + len(sent)] == stored[2 * len(sent) :]  # stamped where it arrived
+    assert frame[:4] == b"head" and frame[-4:] == b"tail"
+    third = parse_header(stored[2 * len(sent) :])
+    assert (third.base_offset, third.partition_leader_epoch) == (8, 3)
+    assert DefaultRecordBatch(stored[2 * len(sent) :]).validate_crc()
+
+
 def test_log_append_time_stamps_the_batch(tmp_path: Path) -> None:
     h = LogHarness(tmp_path / "t-0", LogConfig(message_timestamp_type=LOG_APPEND_TIME))
     log = h.open()

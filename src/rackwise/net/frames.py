@@ -152,9 +152,10 @@ class FrameStream(asyncio.BufferedProtocol):
         self._resume_reading()
         return data
 
-    async def read_body(self, size: int) -> memoryview:
-        """The next ``size`` bytes as a read-only view of a buffer of their own, read into it by
-        the transport; raises as :meth:`read_exactly`."""
+    async def read_body(self, size: int, *, writable: bool = False) -> memoryview:
+        """The next ``size`` bytes as a view of a buffer of their own, read into it by the
+        transport (read-only unless ``writable``: the owner of a request frame may write into
+        it); raises as :meth:`read_exactly`."""
         body = bytearray(size)
         have = min(self._end - self._start, size)
         body[:have] = self._staged[self._start : self._start + have]
@@ -172,7 +173,8 @@ class FrameStream(asyncio.BufferedProtocol):
             finally:
                 self._body = None
         self._resume_reading()
-        return memoryview(body).toreadonly()
+        view = memoryview(body)
+        return view if writable else view.toreadonly()
 
     def _raise_closed(self, partial: bytes, expected: int) -> None:
         if self._error is not None:

@@ -698,12 +698,13 @@ async def _read_or_eof(stream: FrameStream, size: int) -> bytes | None:
 
 
 async def _read_body_or_eof(stream: FrameStream, size: int) -> bytes | memoryview | None:
-    """The frame's ``size`` bytes (a large frame as a read-only view of the buffer the socket
-    was read into), or None when the peer closed first."""
+    """The frame's ``size`` bytes (a large frame as a writable view of the buffer the socket
+    was read into: the frame is this request's alone, and a Produce request's batches get
+    their offsets written into it), or None when the peer closed first."""
     try:
         if size <= STAGING_BYTES:
             return await stream.read_exactly(size)
-        return await stream.read_body(size)
+        return await stream.read_body(size, writable=True)
     except asyncio.IncompleteReadError:
         return None
 

@@ -13,7 +13,8 @@ Constraints
       string and 32-bit array lengths, the flexible ones (9 on) with compact lengths and
       tagged fields. The request header was read by the caller.
     * The values are kio's, as plain Python: ``timeout_ms`` in milliseconds, ``records`` a
-      read-only view of ``data`` (or None), topics named by ``name`` (up to v12) or
+      view of ``data`` (or None), writable when ``data`` is (the broker writes offsets into
+      the batches where they arrived), topics named by ``name`` (up to v12) or
       ``topic_id`` (v13) with the other None (a zero topic id is None, as kio reads it), a
       partition's ``index`` as ``partition_index``.
       Produce defines no tagged field: every tagged field is skipped, as kio does.
@@ -79,9 +80,7 @@ def read_produce_request(
     raises ``ValueError`` when the bytes are not one."""
     if not FIRST_VERSION <= version <= LAST_VERSION:
         raise ValueError(f"BUG: Produce v{version} is not read here")
-    reader = _Reader(
-        memoryview(data).toreadonly(), position, flexible=version >= _FIRST_FLEXIBLE_VERSION
-    )
+    reader = _Reader(memoryview(data), position, flexible=version >= _FIRST_FLEXIBLE_VERSION)
     return read_request(reader.request, version)
 
 

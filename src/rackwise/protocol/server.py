@@ -85,7 +85,8 @@ from rackwise.protocol.produce_response import ProduceResponseValues, write_prod
 
 def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
     """What to do with one request frame (without its size prefix) received on ``listener``
-    (bytes, or a read-only view of them)."""
+    (bytes, or a view of them: a Produce request's records are views of ``data``, which the
+    broker stamps in place when the view is writable)."""
     prefix = peek_api(data)
     if prefix is None:
         return Close(f"Error parsing request header: the request is {len(data)} bytes long")
@@ -111,8 +112,9 @@ def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
             body = read_produce_request(data, header.size, api_version)
         elif api_key == ApiKey.FETCH and listener is Listener.BROKER:
             body = read_fetch_request(data, header.size, api_version)
-        else:
-            body, _ = read_body(spec.request_class(api_version), data, header.size)
+        else:  # kio reads read-only buffers only
+            readable = data if isinstance(data, bytes) else memoryview(data).toreadonly()
+            body, _ = read_body(spec.request_class(api_version), readable, header.size)
     except BODY_DECODE_ERRORS as e:
         return Close(
             f"Error getting request for apiKey: {constant_name(api_key)}, "

@@ -14,11 +14,12 @@ Algorithm
     check of a compressed batch (:func:`rackwise.storage.record_codec.require_keys`), the
     producer check (a retry of one of the producer's last five batches answers the original
     offsets, ``duplicate=True``, and writes nothing), then offsets from the log end offset,
-    the leader epoch and (LogAppendTime) the time are stamped in place and the epoch's start
-    is recorded. Follower: framing, magic and CRC (a partial last batch is dropped, as
-    Kafka's), offsets increasing and not below the log end offset, the batches' epochs into
-    the cache. Both: roll the active segment if the data would overflow it, write, apply the
-    batches to the producer state, flush when ``flush.messages`` is reached.
+    the leader epoch and (LogAppendTime) the time are stamped in place (into the records
+    themselves when they are a writable view, as a request's frame is; else into a copy) and
+    the epoch's start is recorded. Follower: framing, magic and CRC (a partial last batch is
+    dropped, as Kafka's), offsets increasing and not below the log end offset, the batches'
+    epochs into the cache. Both: roll the active segment if the data would overflow it,
+    write, apply the batches to the producer state, flush when ``flush.messages`` is reached.
 
 Worked example
     A retried batch of producer 7 (epoch 0, sequences 10-14) that was appended at offsets
@@ -109,7 +110,11 @@ def append_as_leader(
             duplicate=True,
         )
     append_time = now if is_append_time else None
-    buf = bytearray(records)
+    # In place where the records arrived (the request's own frame, handed over writable);
+    # a copy of bytes or of a read-only view, whose owner may still read them.
+    buf = (
+        records if isinstance(records, memoryview) and not records.readonly else bytearray(records)
+    )
     stamped = stamp_batches(
         buf,
         headers,

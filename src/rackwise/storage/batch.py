@@ -340,7 +340,7 @@ def _timestamp_error(
 
 
 def stamp_batches(
-    buf: bytearray,
+    buf: bytearray | memoryview,
     headers: Sequence[BatchHeader],
     *,
     first_offset: int,
