@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
+
+import hypothesis.strategies as st
+from hypothesis import given, settings
 
 from rackwise.replica.purgatory import Purgatory
 
@@ -88,3 +93,90 @@ def test_a_cancelled_wait_is_forgotten_and_its_deadline_dropped() -> None:
         assert len(live) < timers
 
     asyncio.run(scenario())
+
+
+def test_each_partition_is_checked_on_its_own_changes_and_not_again_once_in() -> None:
+    async def scenario() -> None:
+        purgatory = Purgatory()
+        ready = {"a": False, "b": False}
+        calls = {"a": 0, "b": 0}
+
+        def condition(name: str) -> Callable[[], bool]:
+            def holds() -> bool:
+                calls[name] += 1
+                return ready[name]
+
+            return holds
+
+        conditions = {("t", 0): condition("a"), ("t", 1): condition("b")}
+        waiting = asyncio.create_task(purgatory.wait_each(conditions, 5.0, every=True))
+        await asyncio.sleep(0.01)
+        assert calls == {"a": 1, "b": 1}  # each checked once on arrival
+        ready["a"] = True
+        assert purgatory.check(("t", 1)) == 0  # b's key: only b's condition runs
+        assert calls == {"a": 1, "b": 2}
+        assert purgatory.check(("t", 0)) == 0  # a is in; b is not yet
+        assert purgatory.check(("t", 0)) == 0
+        assert calls == {"a": 2, "b": 2}  # a not called again once it held
+        ready["b"] = True
+        assert purgatory.check(("t", 1)) == 1
+        assert await waiting is True
+        assert len(purgatory) == 0
+
+    asyncio.run(scenario())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    every=st.booleans(),
+    initial=st.lists(st.booleans(), min_size=1, max_size=4),
+    steps=st.lists(st.tuples(st.sampled_from(["set", "clear", "check"]), st.integers(0, 3))),
+)
+def test_waits_complete_exactly_when_the_model_says(
+    every: bool, initial: list[bool], steps: list[tuple[str, int]]
+) -> None:
+    """Model: with ``every``, done once each key's condition was true when it was checked
+    (on arrival, or at a check of that key); without, done at the first such moment for any
+    key. A condition once true for ``every`` is never consulted again."""
+    keys = list(range(len(initial)))
+
+    async def scenario() -> tuple[list[bool], bool]:
+        purgatory = Purgatory()
+        flags = list(initial)
+        conditions = {k: (lambda k=k: flags[k]) for k in keys}
+        waiting = asyncio.create_task(purgatory.wait_each(conditions, 5.0, every=every))
+        await asyncio.sleep(0)
+        seen = [waiting.done()]
+        for op, index in steps:
+            key = index % len(keys)
+            if op == "set":
+                flags[key] = True
+            elif op == "clear":
+                flags[key] = False
+            else:
+                purgatory.check(key)
+            await asyncio.sleep(0)
+            seen.append(waiting.done())
+        if not waiting.done():
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+        return seen, len(purgatory) == 0
+
+    flags = list(initial)
+    held = list(flags)
+    done = all(held) if every else any(held)
+    expected = [done]
+    for op, index in steps:
+        key = index % len(keys)
+        if op == "set":
+            flags[key] = True
+        elif op == "clear":
+            flags[key] = False
+        elif not done and flags[key]:
+            held[key] = True
+            done = all(held) if every else True
+        expected.append(done)
+    seen, forgotten = asyncio.run(scenario())
+    assert seen == expected
+    assert forgotten

@@ -192,13 +192,13 @@ class DataApis:
         timeout_s: float,
     ) -> None:
         required = {k: results[k][1].last_offset + 1 for k in pending}  # type: ignore[union-attr]
+        outcome_of = self.replicas.acks_all_outcome
 
-        def done() -> bool:
-            return all(
-                self.replicas.acks_all_outcome(k[0], k[1], required[k]) is not None for k in pending
-            )
+        def acked(key: tuple[str, int]) -> Callable[[], bool]:
+            return lambda: outcome_of(key[0], key[1], required[key]) is not None
 
-        await self.purgatory.wait(pending, done, timeout_s)
+        # Each partition's acks checked on its own changes, and not again once in.
+        await self.purgatory.wait_each({k: acked(k) for k in pending}, timeout_s, every=True)
         for key in pending:
             outcome = self.replicas.acks_all_outcome(key[0], key[1], required[key])
             info = results[key][1]
@@ -283,15 +283,14 @@ class DataApis:
         max_bytes = body.max_bytes
         results = self._read_all(wanted, replica_id, max_bytes, client)
         if _total(results) < min_bytes and max_wait_s > 0 and not _any_error(results):
-            keys = [w[0] for w in wanted]
+            available = self.replicas.bytes_available
 
-            def available() -> bool:
-                return any(
-                    self.replicas.bytes_available(t, i, w[1], is_follower)
-                    for (t, i), w in zip(keys, wanted, strict=True)
-                )
+            def has_bytes(key: tuple[str, int], offset: int) -> Callable[[], bool]:
+                return lambda: available(key[0], key[1], offset, is_follower)
 
-            if await self.purgatory.wait(keys, available, max_wait_s):
+            # Any partition with records completes it: each checked on its own changes.
+            conditions = {w[0]: has_bytes(w[0], w[1]) for w in wanted}
+            if await self.purgatory.wait_each(conditions, max_wait_s, every=False):
                 results = self._read_all(wanted, replica_id, max_bytes, client)
         if is_follower:
             self.bytes_replicated += _total(results)
@@ -487,10 +486,11 @@ class DataApis:
                 except RackwiseError as e:
                     codes[key] = _code(e)
 
-        def reached() -> bool:
-            return all(self._low_watermark(k) >= t for k, t in targets.items())
+        def reached(key: tuple[str, int], target: int) -> Callable[[], bool]:
+            return lambda: self._low_watermark(key) >= target
 
-        if targets and not await self.purgatory.wait(list(targets), reached, timeout_s):
+        conditions = {k: reached(k, t) for k, t in targets.items()}
+        if targets and not await self.purgatory.wait_each(conditions, timeout_s, every=True):
             for key, target in targets.items():
                 if self._low_watermark(key) < target:
                     codes[key] = RequestTimedOutException.error_code

@@ -11,37 +11,48 @@ Goals
 
 Constraints
     One event loop; conditions are plain synchronous callables that must be cheap (they run on
-    every change of their keys). A condition that raises completes the wait (the caller
-    recomputes its answer and meets the error there).
+    every change of their keys). A condition that raises has held (the caller recomputes its
+    answer and meets the error there). A wait on several partitions gives each its own
+    condition where it can (:meth:`Purgatory.wait_each`): a change of one partition then
+    costs one condition per waiter, not one per partition of each waiter (an acks=all
+    produce to four partitions was checked about seven times per partition it waited on).
 
 Worked example
     ``await purgatory.wait([("t", 0)], lambda: log.high_watermark >= 10, 30.0)`` returns True
     as soon as an append or fetch that moves t-0's high watermark to 10 calls
-    ``purgatory.check(("t", 0))``, or False after 30 s.
+    ``purgatory.check(("t", 0))``, or False after 30 s. ``await purgatory.wait_each({("t", 0):
+    hw_reached_0, ("t", 1): hw_reached_1}, 30.0, every=True)`` returns True once a check of
+    each key has found its condition held (a check of t-0 after that calls neither again).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Hashable, Iterable
-from typing import Final
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Final, TypeVar
 
 Condition = Callable[[], bool]
+K = TypeVar("K", bound=Hashable)
 
 MAX_WAIT_S: Final = 300.0
 """No wait lasts longer, whatever the request asked."""
 
 
 class _Waiter:
-    __slots__ = ("condition", "future", "keys")
+    __slots__ = ("every", "future", "keys", "pending")
 
     def __init__(
-        self, condition: Condition, future: asyncio.Future[bool], keys: tuple[Hashable, ...]
+        self,
+        pending: dict[Hashable, Condition],
+        every: bool,
+        future: asyncio.Future[bool],
     ):
-        self.condition = condition
+        self.pending = pending
+        """Each key's condition, until it has held (``every``) or the wait is done."""
+        self.every = every
         self.future = future
-        self.keys = keys
+        self.keys = tuple(pending)
 
 
 class Purgatory:
@@ -58,10 +69,33 @@ class Purgatory:
         :meth:`check` of one of ``keys``)."""
         if _holds(condition):
             return True
+        return await self._wait(dict.fromkeys(keys, condition), False, timeout_s)
+
+    async def wait_each(
+        self, conditions: Mapping[K, Condition], timeout_s: float, *, every: bool
+    ) -> bool:
+        """Whether, before ``timeout_s``, every key's condition held (``every``: each is
+        checked only on a :meth:`check` of its own key, and not again once it has held, as
+        Kafka's ``DelayedProduce`` stops checking a partition once its acks are in), or any
+        key's did (not ``every``)."""
+        pending: dict[Hashable, Condition]
+        if every:
+            pending = {k: c for k, c in conditions.items() if not _holds(c)}
+            if not pending:
+                return True
+        else:
+            pending = {k: c for k, c in conditions.items()}
+            if any(_holds(c) for c in pending.values()):
+                return True
+        return await self._wait(pending, every, timeout_s)
+
+    async def _wait(
+        self, pending: dict[Hashable, Condition], every: bool, timeout_s: float
+    ) -> bool:
         if timeout_s <= 0:
             return False
         loop = asyncio.get_running_loop()
-        waiter = _Waiter(condition, loop.create_future(), tuple(keys))
+        waiter = _Waiter(pending, every, loop.create_future())
         for key in waiter.keys:
             self._watchers.setdefault(key, set()).add(waiter)
         # The deadline sets the future's result itself: a timer handle rather than wait_for's
@@ -76,11 +110,21 @@ class Purgatory:
                 waiter.future.cancel()
 
     def check(self, key: Hashable) -> int:
-        """Complete the waiters of ``key`` whose condition now holds; how many."""
+        """Check the conditions ``key``'s waiters hold for it; complete the waiters they
+        complete; how many."""
         waiters = self._watchers.get(key)
         if not waiters:
             return 0
-        done = [w for w in list(waiters) if not w.future.done() and _holds(w.condition)]
+        done = []
+        for waiter in list(waiters):
+            condition = waiter.pending.get(key)
+            if condition is None or waiter.future.done() or not _holds(condition):
+                continue
+            if waiter.every:
+                del waiter.pending[key]
+                if waiter.pending:
+                    continue
+            done.append(waiter)
         for waiter in done:
             waiter.future.set_result(True)
             self._forget(waiter)
