@@ -184,6 +184,7 @@ def _append(
         largest_offset=last,
         largest_timestamp=best.max_timestamp,
         offset_of_max=best.last_offset,
+        batches=headers,
     )
     log.log_end_offset = last + 1
     for header in headers:

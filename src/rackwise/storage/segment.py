@@ -19,11 +19,15 @@ Algorithm
     headers forward from there to the first batch whose last offset reaches it.
     :meth:`LogSegment.read` reads ``max_bytes`` from that batch in one ``pread`` and keeps the
     whole batches below ``max_offset`` that fit (the first batch alone if none fits and the
-    caller wants at least one). A zero-copy read (a Fetch answered over a socket) reads only
-    the 12-byte offset and length of each batch to find where those whole batches end, and
-    returns the span as a :class:`~rackwise.storage.files.FileRegion` for ``sendfile``; it
-    copies instead when the span is under 4 KiB, or when the batches are so small that the
-    header reads would cost more than the copy. :meth:`LogSegment.recover` checks every batch
+    caller wants at least one). The last :data:`TAIL_BATCHES` batches appended are remembered
+    (base offset, next offset, position): a read from one of them (a follower's fetch from
+    its log end, a consumer at the tail) finds its start and its whole batches there, with no
+    index lookup and no header read; truncation and recovery forget them. A zero-copy read
+    (a Fetch answered over a socket) reads only the 12-byte offset and length of each batch to
+    find where those whole batches end, and returns the span as a
+    :class:`~rackwise.storage.files.FileRegion` for ``sendfile``; it copies instead when the
+    span is under 4 KiB, or when the batches are so small that the header reads would cost
+    more than the copy. :meth:`LogSegment.recover` checks every batch
     (framing, magic, CRC32C, offsets increasing within the segment's int32 range) and cuts the
     file at the first that fails.
 
@@ -40,7 +44,7 @@ import itertools
 import logging
 import os
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -78,6 +82,8 @@ ZERO_COPY_MAX_BATCHES: Final = 16
 past them the walk goes on while the batches average :data:`_WORTH_A_READ` bytes or more."""
 _WORTH_A_READ: Final = 8192
 """Batch bytes whose copy costs about what reading one more header costs."""
+TAIL_BATCHES: Final = 8
+"""Batches appended last whose positions a segment keeps for reads at the tail."""
 
 
 def iter_file_headers(
@@ -172,6 +178,9 @@ class LogSegment:
         self._rolling_timestamp = UNKNOWN
         self._bytes_since_index_entry = 0
         self._indexes_checked = False
+        self._tail: list[tuple[int, int, int]] = []
+        """(base offset, next offset, position) of the last batches appended, in order, the
+        last ending at :attr:`size` (module docstring)."""
 
     @classmethod
     def create(
@@ -287,6 +296,9 @@ class LogSegment:
         With ``zero_copy`` the batches come as a :class:`FileRegion` when they are at least
         :data:`ZERO_COPY_MIN_BYTES` and few enough to find their end header by header (at most
         :data:`ZERO_COPY_MAX_BATCHES`)."""
+        tail = self._tail
+        if tail and tail[0][0] <= start_offset < tail[-1][1]:
+            return self._read_tail(start_offset, max_bytes, max_offset, min_one_batch, zero_copy)
         first = self.translate_offset(start_offset)
         if first is None:
             return None
@@ -314,6 +326,36 @@ class LogSegment:
                 break
             end = following
         return (data if end == size else data[:end]), first.base_offset
+
+    def _read_tail(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        max_offset: int,
+        min_one_batch: bool,
+        zero_copy: bool,
+    ) -> tuple[bytes | FileRegion, int]:
+        """:meth:`read` from a remembered batch: the same answer, from the positions kept."""
+        tail = self._tail
+        i = len(tail) - 1  # the first batch ending past start_offset (offsets may skip)
+        while i and tail[i - 1][1] > start_offset:  # reads come near the end: walk back
+            i -= 1
+        base, _, position = tail[i]
+        ends = [t[2] for t in tail[i + 1 :]] + [self.size]  # where each batch from i ends
+        if base >= max_offset:
+            return b"", base
+        first_size = ends[0] - position
+        wanted = min(max(max_bytes, first_size if min_one_batch else 0), self.size - position)
+        if wanted < first_size:
+            return b"", base
+        end = position
+        for (batch_base, _, _), batch_end in zip(tail[i:], ends, strict=True):
+            if batch_base >= max_offset or batch_end > position + wanted:
+                break
+            end = batch_end
+        if zero_copy and end - position >= ZERO_COPY_MIN_BYTES:
+            return FileRegion(self.files, self.log_path, position, end - position), base
+        return self.files.read(self.log_path, position, end - position), base
 
     def _whole_batches_end(self, position: int, limit: int, max_offset: int) -> int | None:
         """Where the whole batches from ``position`` that end by ``limit`` and begin below
@@ -346,8 +388,11 @@ class LogSegment:
         largest_offset: int,
         largest_timestamp: int,
         offset_of_max: int,
+        batches: Sequence[BatchHeader] = (),
     ) -> None:
-        """Write ``records`` (whole, stamped batches) at the end; index as Kafka does."""
+        """Write ``records`` (whole, stamped batches) at the end; index as Kafka does.
+        ``batches`` are their headers (positions within ``records``), remembered for reads at
+        the tail; without them the tail is forgotten."""
         if not records:
             return
         position = self.size
@@ -357,8 +402,13 @@ class LogSegment:
             raise CorruptIndexException(
                 f"BUG: offset {largest_offset} does not fit segment {self.base_offset}'s index"
             )
+        tail, self._tail = self._tail, []  # forgotten while the write may fail
         self.files.write(self.log_path, position, records)
         self.size = position + len(records)
+        if batches and batches[0].position == 0 and batches[-1].end == len(records):
+            tail.extend((h.base_offset, h.next_offset, position + h.position) for h in batches)
+            del tail[:-TAIL_BATCHES]
+            self._tail = tail
         if largest_timestamp > self.max_timestamp_so_far:
             self._max_timestamp = largest_timestamp
             self._offset_of_max_timestamp = offset_of_max
@@ -466,6 +516,7 @@ class LogSegment:
         if mapping is None:
             return 0
         removed = self.size - mapping.position
+        self._tail = []
         self.files.truncate(self.log_path, mapping.position)
         self.size = mapping.position
         self._bytes_since_index_entry = 0
@@ -490,6 +541,7 @@ class LogSegment:
         (leader epochs, producer state) and cut the file at the first bad batch."""
         self.offset_index.reset()
         self.time_index.reset()
+        self._tail = []
         self._max_timestamp, self._offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
         valid = last_index_entry = count = 0
         expected = self.base_offset
