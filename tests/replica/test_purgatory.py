@@ -126,6 +126,14 @@ def test_each_partition_is_checked_on_its_own_changes_and_not_again_once_in() ->
     asyncio.run(scenario())
 
 
+def _flip(flags: list[bool], op: str, key: int) -> bool:
+    """Set or clear ``flags[key]`` as ``op`` says; whether ``op`` is a check instead."""
+    if op == "check":
+        return True
+    flags[key] = op == "set"
+    return False
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     every=st.booleans(),
@@ -149,11 +157,7 @@ def test_waits_complete_exactly_when_the_model_says(
         seen = [waiting.done()]
         for op, index in steps:
             key = index % len(keys)
-            if op == "set":
-                flags[key] = True
-            elif op == "clear":
-                flags[key] = False
-            else:
+            if _flip(flags, op, key):
                 purgatory.check(key)
             await asyncio.sleep(0)
             seen.append(waiting.done())
@@ -169,11 +173,7 @@ def test_waits_complete_exactly_when_the_model_says(
     expected = [done]
     for op, index in steps:
         key = index % len(keys)
-        if op == "set":
-            flags[key] = True
-        elif op == "clear":
-            flags[key] = False
-        elif not done and flags[key]:
+        if _flip(flags, op, key) and not done and flags[key]:
             held[key] = True
             done = all(held) if every else True
         expected.append(done)
