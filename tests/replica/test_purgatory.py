@@ -17,7 +17,7 @@ def test_completes_on_check_of_its_key() -> None:
         purgatory = Purgatory()
         state = {"hw": 0}
         waiting = asyncio.create_task(
-            purgatory.wait([("t", 0)], lambda: state["hw"] >= 10, timeout_s=5.0)
+            purgatory.wait({("t", 0): lambda: state["hw"] >= 10}, 5.0, every=True)
         )
         await asyncio.sleep(0.01)
         assert len(purgatory) == 1
@@ -35,7 +35,7 @@ def test_times_out_and_forgets() -> None:
     async def scenario() -> None:
         purgatory = Purgatory()
         started = asyncio.get_running_loop().time()
-        assert await purgatory.wait([("t", 0)], lambda: False, timeout_s=0.05) is False
+        assert await purgatory.wait({("t", 0): lambda: False}, 0.05, every=True) is False
         assert asyncio.get_running_loop().time() - started >= 0.04
         assert len(purgatory) == 0
 
@@ -45,12 +45,12 @@ def test_times_out_and_forgets() -> None:
 def test_already_true_returns_at_once_and_errors_complete() -> None:
     async def scenario() -> None:
         purgatory = Purgatory()
-        assert await purgatory.wait([("t", 0)], lambda: True, timeout_s=0) is True
+        assert await purgatory.wait({("t", 0): lambda: True}, 0, every=True) is True
 
         def broken() -> bool:
             raise RuntimeError("boom")
 
-        assert await purgatory.wait([("t", 0)], broken, timeout_s=1.0) is True
+        assert await purgatory.wait({("t", 0): broken}, 1.0, every=True) is True
 
     asyncio.run(scenario())
 
@@ -59,9 +59,8 @@ def test_one_wait_on_many_keys_is_completed_once() -> None:
     async def scenario() -> None:
         purgatory = Purgatory()
         ready = {"flag": False}
-        waiting = asyncio.create_task(
-            purgatory.wait([("a", 0), ("b", 0)], lambda: ready["flag"], timeout_s=5.0)
-        )
+        either = dict.fromkeys([("a", 0), ("b", 0)], lambda: ready["flag"])
+        waiting = asyncio.create_task(purgatory.wait(either, 5.0, every=False))
         await asyncio.sleep(0.01)
         ready["flag"] = True
         assert purgatory.check_all() == 1
@@ -75,7 +74,7 @@ def test_a_cancelled_wait_is_forgotten_and_its_deadline_dropped() -> None:
     async def scenario() -> None:
         purgatory = Purgatory()
         loop = asyncio.get_running_loop()
-        waiting = asyncio.create_task(purgatory.wait([("t", 0)], lambda: False, timeout_s=60))
+        waiting = asyncio.create_task(purgatory.wait({("t", 0): lambda: False}, 60, every=True))
         await asyncio.sleep(0.01)
         timers = len(loop._scheduled)  # type: ignore[attr-defined]
         waiting.cancel()
@@ -109,7 +108,7 @@ def test_each_partition_is_checked_on_its_own_changes_and_not_again_once_in() ->
             return holds
 
         conditions = {("t", 0): condition("a"), ("t", 1): condition("b")}
-        waiting = asyncio.create_task(purgatory.wait_each(conditions, 5.0, every=True))
+        waiting = asyncio.create_task(purgatory.wait(conditions, 5.0, every=True))
         await asyncio.sleep(0.01)
         assert calls == {"a": 1, "b": 1}  # each checked once on arrival
         ready["a"] = True
@@ -152,7 +151,7 @@ def test_waits_complete_exactly_when_the_model_says(
         purgatory = Purgatory()
         flags = list(initial)
         conditions = {k: (lambda k=k: flags[k]) for k in keys}
-        waiting = asyncio.create_task(purgatory.wait_each(conditions, 5.0, every=every))
+        waiting = asyncio.create_task(purgatory.wait(conditions, 5.0, every=every))
         await asyncio.sleep(0)
         seen = [waiting.done()]
         for op, index in steps:

@@ -198,7 +198,7 @@ class DataApis:
             return lambda: outcome_of(key[0], key[1], required[key]) is not None
 
         # Each partition's acks checked on its own changes, and not again once in.
-        await self.purgatory.wait_each({k: acked(k) for k in pending}, timeout_s, every=True)
+        await self.purgatory.wait({k: acked(k) for k in pending}, timeout_s, every=True)
         for key in pending:
             outcome = self.replicas.acks_all_outcome(key[0], key[1], required[key])
             info = results[key][1]
@@ -290,7 +290,7 @@ class DataApis:
 
             # Any partition with records completes it: each checked on its own changes.
             conditions = {w[0]: has_bytes(w[0], w[1]) for w in wanted}
-            if await self.purgatory.wait_each(conditions, max_wait_s, every=False):
+            if await self.purgatory.wait(conditions, max_wait_s, every=False):
                 results = self._read_all(wanted, replica_id, max_bytes, client)
         if is_follower:
             self.bytes_replicated += _total(results)
@@ -490,7 +490,7 @@ class DataApis:
             return lambda: self._low_watermark(key) >= target
 
         conditions = {k: reached(k, t) for k, t in targets.items()}
-        if targets and not await self.purgatory.wait_each(conditions, timeout_s, every=True):
+        if targets and not await self.purgatory.wait(conditions, timeout_s, every=True):
             for key, target in targets.items():
                 if self._low_watermark(key) < target:
                     codes[key] = RequestTimedOutException.error_code

@@ -13,14 +13,14 @@ Constraints
     One event loop; conditions are plain synchronous callables that must be cheap (they run on
     every change of their keys). A condition that raises has held (the caller recomputes its
     answer and meets the error there). A wait on several partitions gives each its own
-    condition where it can (:meth:`Purgatory.wait_each`): a change of one partition then
+    condition (:meth:`Purgatory.wait`): a change of one partition then
     costs one condition per waiter, not one per partition of each waiter (an acks=all
     produce to four partitions was checked about seven times per partition it waited on).
 
 Worked example
-    ``await purgatory.wait([("t", 0)], lambda: log.high_watermark >= 10, 30.0)`` returns True
-    as soon as an append or fetch that moves t-0's high watermark to 10 calls
-    ``purgatory.check(("t", 0))``, or False after 30 s. ``await purgatory.wait_each({("t", 0):
+    ``await purgatory.wait({("t", 0): lambda: log.high_watermark >= 10}, 30.0, every=True)``
+    returns True as soon as an append or fetch that moves t-0's high watermark to 10 calls
+    ``purgatory.check(("t", 0))``, or False after 30 s. ``await purgatory.wait({("t", 0):
     hw_reached_0, ("t", 1): hw_reached_1}, 30.0, every=True)`` returns True once a check of
     each key has found its condition held (a check of t-0 after that calls neither again).
 """
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Final, TypeVar
 
 Condition = Callable[[], bool]
@@ -64,14 +64,7 @@ class Purgatory:
     def __len__(self) -> int:
         return len({w for ws in self._watchers.values() for w in ws})
 
-    async def wait(self, keys: Iterable[Hashable], condition: Condition, timeout_s: float) -> bool:
-        """Whether ``condition`` held before ``timeout_s`` (checked now, then on each
-        :meth:`check` of one of ``keys``)."""
-        if _holds(condition):
-            return True
-        return await self._wait(dict.fromkeys(keys, condition), False, timeout_s)
-
-    async def wait_each(
+    async def wait(
         self, conditions: Mapping[K, Condition], timeout_s: float, *, every: bool
     ) -> bool:
         """Whether, before ``timeout_s``, every key's condition held (``every``: each is
@@ -87,11 +80,6 @@ class Purgatory:
             pending = {k: c for k, c in conditions.items()}
             if any(_holds(c) for c in pending.values()):
                 return True
-        return await self._wait(pending, every, timeout_s)
-
-    async def _wait(
-        self, pending: dict[Hashable, Condition], every: bool, timeout_s: float
-    ) -> bool:
         if timeout_s <= 0:
             return False
         loop = asyncio.get_running_loop()

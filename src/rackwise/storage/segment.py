@@ -296,27 +296,32 @@ class LogSegment:
         With ``zero_copy`` the batches come as a :class:`FileRegion` when they are at least
         :data:`ZERO_COPY_MIN_BYTES` and few enough to find their end header by header (at most
         :data:`ZERO_COPY_MAX_BATCHES`)."""
-        tail = self._tail
-        if tail and tail[0][0] <= start_offset < tail[-1][1]:
-            return self._read_tail(start_offset, max_bytes, max_offset, min_one_batch, zero_copy)
-        first = self.translate_offset(start_offset)
-        if first is None:
-            return None
-        if first.base_offset >= max_offset:
-            return b"", first.base_offset
-        wanted = min(max(max_bytes, first.size if min_one_batch else 0), self.size - first.position)
-        if wanted < first.size:
-            return b"", first.base_offset
+        at = self._remembered(start_offset)
+        if at is None:
+            first = self.translate_offset(start_offset)
+            if first is None:
+                return None
+            base, position, first_size = first.base_offset, first.position, first.size
+        else:
+            base, _, position = self._tail[at]
+            first_size = self._remembered_end(at) - position
+        if base >= max_offset:
+            return b"", base
+        wanted = min(max(max_bytes, first_size if min_one_batch else 0), self.size - position)
+        if wanted < first_size:
+            return b"", base
         if zero_copy and wanted >= ZERO_COPY_MIN_BYTES:
-            end = self._whole_batches_end(first.position, first.position + wanted, max_offset)
-            if end is not None and end - first.position >= ZERO_COPY_MIN_BYTES:
-                region = FileRegion(self.files, self.log_path, first.position, end - first.position)
-                return region, first.base_offset
+            limit = position + wanted
+            end = (
+                self._whole_batches_end(position, limit, max_offset)
+                if at is None
+                else self._remembered_batches_end(at, limit, max_offset)
+            )
+            if end is not None and end - position >= ZERO_COPY_MIN_BYTES:
+                return FileRegion(self.files, self.log_path, position, end - position), base
             if end is not None:  # found, and small enough to copy: read no more than it
-                return self.files.read(self.log_path, first.position, end - first.position), (
-                    first.base_offset
-                )
-        data = self.files.read(self.log_path, first.position, wanted)
+                return self.files.read(self.log_path, position, end - position), base
+        data = self.files.read(self.log_path, position, wanted)
         end, size = 0, len(data)
         unpack = _OFFSET_AND_LENGTH.unpack_from
         while size - end >= BATCH_HEADER_BYTES:
@@ -325,37 +330,32 @@ class LogSegment:
             if base_offset >= max_offset or following > size or length < _MIN_LENGTH:
                 break
             end = following
-        return (data if end == size else data[:end]), first.base_offset
+        return (data if end == size else data[:end]), base
 
-    def _read_tail(
-        self,
-        start_offset: int,
-        max_bytes: int,
-        max_offset: int,
-        min_one_batch: bool,
-        zero_copy: bool,
-    ) -> tuple[bytes | FileRegion, int]:
-        """:meth:`read` from a remembered batch: the same answer, from the positions kept."""
+    def _remembered(self, offset: int) -> int | None:
+        """The index in :attr:`_tail` of the first remembered batch ending past ``offset``
+        (offsets may skip between batches), or None when ``offset`` is outside them."""
         tail = self._tail
-        i = len(tail) - 1  # the first batch ending past start_offset (offsets may skip)
-        while i and tail[i - 1][1] > start_offset:  # reads come near the end: walk back
+        if not tail or not tail[0][0] <= offset < tail[-1][1]:
+            return None
+        i = len(tail) - 1
+        while i and tail[i - 1][1] > offset:  # reads come near the end: walk back
             i -= 1
-        base, _, position = tail[i]
-        ends = [t[2] for t in tail[i + 1 :]] + [self.size]  # where each batch from i ends
-        if base >= max_offset:
-            return b"", base
-        first_size = ends[0] - position
-        wanted = min(max(max_bytes, first_size if min_one_batch else 0), self.size - position)
-        if wanted < first_size:
-            return b"", base
-        end = position
-        for (batch_base, _, _), batch_end in zip(tail[i:], ends, strict=True):
-            if batch_base >= max_offset or batch_end > position + wanted:
+        return i
+
+    def _remembered_end(self, i: int) -> int:
+        """Where the remembered batch ``i`` ends in the file."""
+        return self._tail[i + 1][2] if i + 1 < len(self._tail) else self.size
+
+    def _remembered_batches_end(self, i: int, limit: int, max_offset: int) -> int:
+        """:meth:`_whole_batches_end` from remembered batch ``i``, without reading a header."""
+        end = self._tail[i][2]
+        for j in range(i, len(self._tail)):
+            following = self._remembered_end(j)
+            if self._tail[j][0] >= max_offset or following > limit:
                 break
-            end = batch_end
-        if zero_copy and end - position >= ZERO_COPY_MIN_BYTES:
-            return FileRegion(self.files, self.log_path, position, end - position), base
-        return self.files.read(self.log_path, position, end - position), base
+            end = following
+        return end
 
     def _whole_batches_end(self, position: int, limit: int, max_offset: int) -> int | None:
         """Where the whole batches from ``position`` that end by ``limit`` and begin below
