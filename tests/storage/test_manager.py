@@ -4,6 +4,8 @@ deletion, retention and flushing across logs."""
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import uuid
 from pathlib import Path
 
@@ -195,3 +197,49 @@ def test_a_partition_that_cannot_be_opened_is_left_out_and_named(
     assert [(g.topic, g.partition) for g in again.logs()] == [("t", 0)]
     assert again.failed_dirs == [d / "t-1"]
     assert any("Error while loading the log of t-1" in r.getMessage() for r in caplog.records)
+
+
+class _HeldFsync:
+    """``os.fsync`` for the checkpoint module that, once armed, holds the first checkpoint
+    file's fsync until released: the shape of an fsync behind gigabytes of dirty pages."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self._real = os.fsync
+
+    def __call__(self, fd: int) -> None:
+        if self.armed and not self.entered.is_set():
+            self.entered.set()
+            assert self.release.wait(10), "the held fsync was never released"
+        self._real(fd)
+
+
+def test_a_slow_checkpoint_write_holds_up_neither_the_table_nor_a_later_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    orders = manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
+    orders.append_as_leader(batch(9), leader_epoch=0)
+    orders.update_high_watermark(5)
+    held = _HeldFsync()
+    monkeypatch.setattr("rackwise.storage.checkpoints.os.fsync", held)
+    held.armed = True
+    first = threading.Thread(target=manager.checkpoint_high_watermarks)
+    first.start()
+    assert held.entered.wait(10)
+    # The table answers while the first write waits in its fsync...
+    assert manager.get("orders", 0) is orders
+    manager.get_or_create("other", 0, topic_id=None, config=LogConfig())
+    # ...and a later write, started after the offsets moved, waits for it and writes them.
+    orders.update_high_watermark(9)
+    second = threading.Thread(target=manager.checkpoint_high_watermarks)
+    second.start()
+    second.join(0.2)
+    assert second.is_alive(), "the later write did not wait for the earlier one"
+    held.release.set()
+    first.join(10)
+    second.join(10)
+    assert (d / "replication-offset-checkpoint").read_bytes() == b"0\n2\norders 0 9\nother 0 0\n"

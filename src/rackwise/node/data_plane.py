@@ -15,8 +15,11 @@ Goals
       ``log.flush.scheduler.interval.ms`` (or every second when a topic sets ``flush.ms``).
 
 Constraints
-    Runs on the broker's request loop: every step is short (one image, one checkpoint, one
-    retention pass) so client requests and the broker's own traffic interleave with it.
+    Runs on the broker's request loop: every step is short (one image, one retention pass) so
+    client requests and the broker's own traffic interleave with it. Checkpoints are written
+    on a thread (Kafka's scheduler threads): writing one takes an fsync, and while the disk
+    has gigabytes of dirty pages to write back an fsync can take seconds, in which the loop
+    would answer nothing.
 """
 
 from __future__ import annotations
@@ -129,8 +132,12 @@ class DataPlane:
         self.logs.on_dir_failure = dir_failed
         self.log_dirs.resume()
         self._tasks = [
-            asyncio.create_task(self._every(self._hw_interval_s, self.checkpoint_high_watermarks)),
-            asyncio.create_task(self._every(self._offsets_interval_s, self.logs.checkpoint)),
+            asyncio.create_task(
+                self._every(self._hw_interval_s, self.checkpoint_high_watermarks, on_thread=True)
+            ),
+            asyncio.create_task(
+                self._every(self._offsets_interval_s, self.logs.checkpoint, on_thread=True)
+            ),
             asyncio.create_task(self._every(self._retention_interval_s, self.run_retention)),
             asyncio.create_task(self._every(self._flush_interval_s, self.flush)),
             asyncio.create_task(self._every(self._isr_interval_s, self.check_isr)),
@@ -165,11 +172,20 @@ class DataPlane:
     def _isr_interval_s(self) -> float:
         return self.config.replica_lag_time_max_ms / ISR_CHECK_FRACTION / 1000
 
-    async def _every(self, interval_s: Callable[[], float], step: Callable[[], object]) -> None:
+    async def _every(
+        self,
+        interval_s: Callable[[], float],
+        step: Callable[[], object],
+        *,
+        on_thread: bool = False,
+    ) -> None:
         while True:
             await asyncio.sleep(interval_s())
             try:
-                step()
+                if on_thread:
+                    await asyncio.to_thread(step)
+                else:
+                    step()
             except Exception:
                 LOG.exception("background step %s failed", getattr(step, "__name__", step))
 

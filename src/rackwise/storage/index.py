@@ -140,8 +140,9 @@ class _Index:
         self.reset()
         self._file_dirty = False
 
-    def flush(self) -> None:
-        """Write the entries not yet in the file, cut the file to the entries, fsync."""
+    def flush(self, *, sync: bool = True) -> None:
+        """Write the entries not yet in the file, cut the file to the entries, fsync (unless
+        ``sync`` is false: the caller fsyncs the file itself, later, outside its lock)."""
         if not self._loaded:
             return
         count = len(self._keys)
@@ -150,7 +151,8 @@ class _Index:
         data = b"".join(self._encode(i) for i in range(self._persisted, count))
         self._files.write(self.path, self._persisted * self.entry_bytes, data, create=True)
         self._files.truncate(self.path, count * self.entry_bytes)
-        self._files.fsync(self.path)
+        if sync:
+            self._files.fsync(self.path)
         self._persisted = count
         self._file_dirty = False
 

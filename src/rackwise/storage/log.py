@@ -30,9 +30,14 @@ Algorithm
     Crash points (``CRASH_POINTS``, each tested): a roll creates the new segment's files
     (``roll.segment-created``), writes the producer snapshot at its base offset
     (``roll.snapshot-written``), then fsyncs the old segment and moves the recovery point; a
-    crash at either point leaves an unflushed tail that recovery scans. Truncating the whole
-    log deletes the old segments (``truncate-fully.old-deleted``) before creating the new one
-    (``truncate-fully.segment-created``), so a crash never leaves stale data readable.
+    crash at either point leaves an unflushed tail that recovery scans. Given a background
+    thread (:attr:`PartitionLog.flush_later`, as Kafka schedules its ``flush-log`` task),
+    the fsyncs after a roll run there without the log's lock: behind gigabytes of dirty pages
+    an fsync takes seconds, which appends and reads would otherwise wait out. The recovery
+    point moves only once they are done, and not at all if the log was truncated meanwhile.
+    Truncating the whole log deletes the old segments (``truncate-fully.old-deleted``) before
+    creating the new one (``truncate-fully.segment-created``), so a crash never leaves stale
+    data readable.
     Retention moves the log start offset (``retention.start-offset-moved``) before deleting
     files a segment at a time (``retention.segment-deleted``); a crash leaves segments below
     the log start offset, which the next pass deletes.
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import logging
 import random
 import re
@@ -69,7 +75,7 @@ from rackwise.storage.errors import (
     OffsetOutOfRangeException,
 )
 from rackwise.storage.files import FileCache, FileRegion
-from rackwise.storage.producer_state import ProducerStateManager
+from rackwise.storage.producer_state import ProducerStateManager, flush_snapshot
 from rackwise.storage.recovery import load_segments
 from rackwise.storage.retention import delete_old_segments
 from rackwise.storage.segment import LogSegment, SegmentSettings
@@ -164,9 +170,13 @@ class PartitionLog:
         self.on_failure: Callable[[Path], None] = _no_failure_hook
         """Told the log directory when an I/O error fails this log (Kafka's
         LogDirFailureChannel): it must only take note, never call back into the log."""
+        self.flush_later: Callable[[Callable[[], None]], None] | None = None
+        """Runs a job on the owner's background thread; None: a roll flushes at once."""
         self._lock = threading.RLock()
         self._failed: BaseException | None = None
         self._closed = False
+        self._truncations = 0
+        """Counts truncations, so a flush that ran outside the lock knows if one came between."""
 
     @property
     def name(self) -> str:
@@ -343,9 +353,13 @@ class PartitionLog:
         self.segments.append(segment)
         self.crash_point("roll.segment-created")
         self.producer_state.update_map_end_offset(new_offset)
-        self.producer_state.take_snapshot(new_offset)
+        snapshot = self.producer_state.take_snapshot(new_offset, sync=self.flush_later is None)
         self.crash_point("roll.snapshot-written")
-        self.flush_to(new_offset)
+        if self.flush_later is None:
+            self.flush_to(new_offset)
+        else:
+            job = functools.partial(self.flush_rolled, new_offset, self._truncations, snapshot)
+            self.flush_later(job)
         LOG.info("%s: rolled new log segment at offset %d", self.name, new_offset)
         return segment
 
@@ -371,6 +385,61 @@ class PartitionLog:
             fsync_directory(self.directory)
         self.recovery_point = offset
         self.last_flush_ms = self.clock()
+
+    def flush_rolled(self, offset: int, truncations: int, snapshot: Path | None = None) -> None:
+        """:meth:`flush_to` ``offset`` from a background thread, the fsyncs outside the lock
+        (module docstring), after the roll's producer ``snapshot``; nothing if the log was
+        truncated since the roll (``truncations`` is the count then). An I/O error fails the
+        log, unless the files went meanwhile with a truncation, retention or the log's
+        close."""
+        if snapshot is not None:
+            try:
+                flush_snapshot(snapshot)
+            except OSError as e:
+                with self._lock:
+                    self._fail(e, "flushing a producer snapshot")
+                return
+        with self._lock:
+            if self._closed or self._failed is not None or truncations != self._truncations:
+                return
+            if offset <= self.recovery_point:
+                return
+            first = max(self._floor_index(self.recovery_point), 0)
+            segments = [s for s in self.segments[first:] if s.base_offset < offset]
+            new_segment = any(s.base_offset >= self.recovery_point for s in segments)
+            try:
+                paths = [path for s in segments for path in s.write_indexes()]
+            except OSError as e:
+                self._fail(e, "flushing the log")
+                return
+        try:
+            for path in paths:
+                self.files.fsync(path)
+            if new_segment:
+                fsync_directory(self.directory)
+        except OSError as e:
+            with self._lock:
+                if not self._closed and all(s in self.segments for s in segments):
+                    self._fail(e, "flushing the log")
+            return
+        with self._lock:
+            moved = not self._closed and self._truncations == truncations
+            if moved and offset > self.recovery_point:
+                self.recovery_point = offset
+                self.last_flush_ms = self.clock()
+
+    def _fail(self, error: OSError, action: str) -> None:
+        """An I/O error outside any caller's request: the log fails, its directory is told."""
+        if self._failed is None:
+            self._failed = error
+            LOG.error(
+                "Error while %s for %s in dir %s: %s",
+                action,
+                self.name,
+                self.directory.parent,
+                error,
+            )
+            self.on_failure(self.directory.parent)
 
     def close(self) -> None:
         """Snapshot the producer state at the log end, write the indexes, release files."""
@@ -463,6 +532,7 @@ class PartitionLog:
                 self.epochs.truncate_from_end(self.log_end_offset)
                 return
             LOG.info("%s: truncating to offset %d", self.name, offset)
+            self._truncations += 1
             if self.segments[0].base_offset > offset:
                 self._truncate_fully(offset)
                 return
@@ -490,6 +560,7 @@ class PartitionLog:
     def _truncate_fully(self, offset: int) -> None:
         """Old segments first, then the new one: a crash between leaves an empty directory,
         which reopens at the checkpointed log start offset, never stale data."""
+        self._truncations += 1
         for segment in self.segments:
             segment.delete()
         self.crash_point("truncate-fully.old-deleted")

@@ -13,7 +13,13 @@ Constraints
     checkpoints are read once at startup, not per partition. The clean-shutdown marker is
     deleted as soon as a directory is loaded (Kafka, KAFKA-10471), so a crash during startup
     counts as unclean next time, and written back only by :meth:`LogManager.shutdown`.
-    Thread-safe: one lock guards the table of logs; each log has its own.
+    Thread-safe: one lock guards the table of logs; each log has its own. Checkpoints are
+    written outside that lock (a file's fsync can take seconds while the disk has gigabytes of
+    dirty pages to write back, and the table is consulted on every request), one writer at a
+    time, each with the offsets it read after the previous writer finished: a later write
+    never carries older offsets than an earlier one. A rolled segment is fsynced on a thread
+    of the manager's own (:meth:`PartitionLog.flush_rolled`); :meth:`LogManager.shutdown`
+    waits for it before the final flush.
 
 Algorithm
     Startup, per directory: note and delete the marker; read the three checkpoints (an
@@ -43,6 +49,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final
 
@@ -69,6 +76,11 @@ from rackwise.storage.log import PartitionLog, parse_log_dir_name
 from rackwise.storage.moves import FUTURE_DIR_SUFFIX, future_dir_name
 
 LOG: Final = logging.getLogger("rackwise.storage")
+ALL_CHECKPOINTS: Final = (
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+)
 DELETE_DIR_SUFFIX: Final = "-delete"
 STRAY_DIR_SUFFIX: Final = "-stray"
 MAX_DIR_NAME_BYTES: Final = 255
@@ -154,6 +166,10 @@ class LogManager:
         self._counts: dict[Path, int] = dict.fromkeys(self.log_dirs, 0)
         """Partitions per log directory."""
         self._lock = threading.RLock()
+        self._checkpoint_lock = threading.Lock()
+        self._flusher = ThreadPoolExecutor(1, thread_name_prefix="log-flush")
+        """The thread that fsyncs rolled segments (Kafka's ``flush-log`` task)."""
+        """Held while checkpoints are written; taken before :attr:`_lock`, never after."""
 
     # ---- startup -----------------------------------------------------------------------------
 
@@ -219,7 +235,7 @@ class LogManager:
                 LOG.error("Error while loading the log of %s in %s, left unopened: %s", tp, path, e)
                 continue
             if is_future:
-                log.on_failure = self._log_failed
+                self._adopt(log)
                 self.futures[tp] = log
             else:
                 found.setdefault(tp, []).append(log)
@@ -236,7 +252,7 @@ class LogManager:
             else:
                 self.duplicates[tp] = logs
                 for log in logs:
-                    log.on_failure = self._log_failed
+                    self._adopt(log)
         for tp, future in list(self.futures.items()):
             if tp in self._logs or tp in self.duplicates:
                 continue
@@ -280,6 +296,18 @@ class LogManager:
 
     def _log_failed(self, log_dir: Path) -> None:
         self.on_dir_failure(log_dir)
+
+    def _adopt(self, log: PartitionLog) -> None:
+        """A log of this manager's: its I/O errors reach :attr:`on_dir_failure`, the flushes
+        after its rolls run on :attr:`_flusher`."""
+        log.on_failure = self._log_failed
+        log.flush_later = self._flush_later
+
+    def _flush_later(self, job: Callable[[], None]) -> None:
+        try:
+            self._flusher.submit(_logged, job)
+        except RuntimeError:  # shut down: no thread left to wait for
+            job()
 
     def is_online(self, log_dir: Path) -> bool:
         return log_dir in self._counts and log_dir not in self.offline_dirs
@@ -381,7 +409,7 @@ class LogManager:
 
     def _add(self, tp: TopicPartition, log: PartitionLog) -> None:
         self._logs[tp] = log
-        log.on_failure = self._log_failed
+        self._adopt(log)
         parent = log.directory.parent
         self._counts[parent] = self._counts.get(parent, 0) + 1
 
@@ -418,7 +446,7 @@ class LogManager:
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
                 rng=self.rng,
             )
-            future.on_failure = self._log_failed
+            self._adopt(future)
             future.truncate_fully_and_start_at(current.log_start_offset)
             self.futures[tp] = future
             LOG.info("%s: moving from %s to %s", tp, current.directory.parent, log_dir)
@@ -457,10 +485,9 @@ class LogManager:
             moved.crash_point("move.current-renamed")
             self._counts[source] -= 1
             self._add(tp, moved)
-            for log_dir in {source, moved.directory.parent}:
-                self._checkpoint_dir(log_dir)
-            LOG.info("%s: moved from %s to %s", tp, source, moved.directory.parent)
-            return moved, doomed
+        self._write_checkpoints(ALL_CHECKPOINTS, [source, moved.directory.parent])
+        LOG.info("%s: moved from %s to %s", tp, source, moved.directory.parent)
+        return moved, doomed
 
     def resolve_duplicate(self, topic: str, partition: int, keep: Path | None) -> None:
         """Keep the current log in directory ``keep`` (the one the metadata assigns; None: the
@@ -519,57 +546,51 @@ class LogManager:
             doomed = parent / delete_dir_name(topic, partition)
             os.replace(log.directory, doomed)
             fsync_directory(parent)
-            self._checkpoint_dir(parent)
-            shutil.rmtree(doomed, ignore_errors=True)
-            LOG.info("Deleted log for partition %s in %s", tp, parent)
+        self._write_checkpoints(ALL_CHECKPOINTS, [parent])
+        shutil.rmtree(doomed, ignore_errors=True)
+        LOG.info("Deleted log for partition %s in %s", tp, parent)
 
     # ---- periodic work -----------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        """Write each directory's recovery points, high watermarks and log start offsets."""
-        with self._lock:
-            for log_dir in self._online_dirs():
-                try:
-                    self._checkpoint_dir(log_dir)
-                except OSError as e:
-                    LOG.error("Error writing the checkpoints of %s: %s", log_dir, e)
-                    self.on_dir_failure(log_dir)
+        """Write each online directory's recovery points, high watermarks and log start
+        offsets (from any thread)."""
+        self._write_checkpoints(ALL_CHECKPOINTS)
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write each online directory's ``replication-offset-checkpoint`` alone (Kafka writes
+        it every ``replica.high.watermark.checkpoint.interval.ms``, the others less often)."""
+        self._write_checkpoints((REPLICATION_OFFSET_CHECKPOINT,))
 
     def _online_dirs(self) -> list[Path]:
         return [d for d in self.log_dirs if d not in self.offline_dirs]
 
-    def checkpoint_high_watermarks(self) -> None:
-        """Write each directory's ``replication-offset-checkpoint`` alone (Kafka writes it
-        every ``replica.high.watermark.checkpoint.interval.ms``, the others less often)."""
-        with self._lock:
-            for log_dir in self._online_dirs():
-                logs = self._logs_in(log_dir)
+    def _write_checkpoints(self, names: Sequence[str], dirs: Sequence[Path] | None = None) -> None:
+        """Write the checkpoint files ``names`` of ``dirs`` (every online directory when None),
+        current and future logs alike, as Kafka's checkpoints include a move's future log. A
+        directory whose write fails is reported to :attr:`on_dir_failure`."""
+        with self._checkpoint_lock:
+            with self._lock:
+                wanted = self._online_dirs() if dirs is None else dirs
+                contents = {d: self._checkpoint_contents(d, names) for d in wanted}
+            for log_dir, files in contents.items():
                 try:
-                    write_offsets(
-                        log_dir / REPLICATION_OFFSET_CHECKPOINT,
-                        {tp: g.high_watermark for tp, g in logs.items()},
-                    )
+                    _write_files(log_dir, files)
                 except OSError as e:
-                    LOG.error("Error writing the high watermarks of %s: %s", log_dir, e)
+                    LOG.error("Error writing the checkpoints of %s: %s", log_dir, e)
                     self.on_dir_failure(log_dir)
 
-    def _logs_in(self, log_dir: Path) -> dict[TopicPartition, PartitionLog]:
-        return {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
-
-    def _checkpoint_dir(self, log_dir: Path) -> None:
-        logs = self._logs_in(log_dir)
+    def _checkpoint_contents(
+        self, log_dir: Path, names: Sequence[str]
+    ) -> dict[str, dict[TopicPartition, int]]:
+        logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
         logs.update((tp, g) for tp, g in self.futures.items() if g.directory.parent == log_dir)
-        write_offsets(
-            log_dir / RECOVERY_POINT_CHECKPOINT, {tp: g.recovery_point for tp, g in logs.items()}
-        )
-        write_offsets(
-            log_dir / REPLICATION_OFFSET_CHECKPOINT,
-            {tp: g.high_watermark for tp, g in logs.items()},
-        )
-        write_offsets(
-            log_dir / LOG_START_OFFSET_CHECKPOINT,
-            {tp: g.log_start_offset for tp, g in logs.items()},
-        )
+        offset_of: dict[str, Callable[[PartitionLog], int]] = {
+            RECOVERY_POINT_CHECKPOINT: lambda g: g.recovery_point,
+            REPLICATION_OFFSET_CHECKPOINT: lambda g: g.high_watermark,
+            LOG_START_OFFSET_CHECKPOINT: lambda g: g.log_start_offset,
+        }
+        return {name: {tp: offset_of[name](g) for tp, g in logs.items()} for name in names}
 
     def flush_dirty(self, now_ms: int) -> None:
         """Flush every log whose last flush is ``flush.ms`` or more ago."""
@@ -592,7 +613,8 @@ class LogManager:
     def shutdown(self, broker_epoch: int = NO_BROKER_EPOCH) -> None:
         """Flush and close every log, checkpoint, and mark each directory cleanly shut down
         (Kafka 4's marker, with ``broker_epoch``)."""
-        with self._lock:
+        self._flusher.shutdown(wait=True)
+        with self._checkpoint_lock, self._lock:
             failed: set[Path] = set(self.offline_dirs)
             aside = [*self.futures.values(), *(g for gs in self.duplicates.values() for g in gs)]
             for log in [*self._logs.values(), *aside]:
@@ -606,11 +628,23 @@ class LogManager:
                 if log_dir in failed:
                     continue
                 try:
-                    self._checkpoint_dir(log_dir)
+                    _write_files(log_dir, self._checkpoint_contents(log_dir, ALL_CHECKPOINTS))
                     write_clean_shutdown_marker(log_dir, broker_epoch)
                 except OSError as e:
                     LOG.error("Error writing the checkpoints of %s at shutdown: %s", log_dir, e)
             self.files.close_all()
+
+
+def _logged(job: Callable[[], None]) -> None:
+    try:
+        job()
+    except Exception:
+        LOG.exception("background flush failed")
+
+
+def _write_files(log_dir: Path, files: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+    for name, offsets in files.items():
+        write_offsets(log_dir / name, offsets)
 
 
 def _read_checkpoint(path: Path) -> dict[TopicPartition, int]:

@@ -460,11 +460,12 @@ class ProducerStateManager:
         """The offsets of the snapshot files on disk, ascending."""
         return [offset for offset, _ in self._snapshot_files()]
 
-    def take_snapshot(self, offset: int) -> Path:
+    def take_snapshot(self, offset: int, *, sync: bool = True) -> Path:
         """Write the state as ``<offset>.snapshot`` (temporary file, fsync, rename, directory
-        fsync). ``offset`` may not be below :attr:`map_end_offset` (the state holds batches
-        past it); above it, the offsets between held no producer batch and the map end moves
-        up to it."""
+        fsync; without ``sync`` the caller fsyncs later, with :func:`flush_snapshot`, as
+        Kafka's roll does). ``offset`` may not be below :attr:`map_end_offset` (the state
+        holds batches past it); above it, the offsets between held no producer batch and the
+        map end moves up to it."""
         if offset < self._map_end_offset:
             raise ValueError(
                 f"BUG: producer snapshot at offset {offset} is below the applied state's end "
@@ -472,7 +473,7 @@ class ProducerStateManager:
             )
         self._map_end_offset = offset
         path = self.directory / snapshot_name(offset)
-        write_snapshot(path, self._producers.values())
+        write_snapshot(path, self._producers.values(), sync=sync)
         return path
 
     def _snapshot_files(self) -> list[tuple[int, Path]]:
@@ -549,8 +550,10 @@ def read_snapshot(path: Path) -> list[ProducerEntry]:
     return decode_snapshot(path.read_bytes())
 
 
-def write_snapshot(path: Path, entries: Iterable[ProducerEntry]) -> None:
-    """Write a snapshot file atomically: temporary file, fsync, rename, directory fsync."""
+def write_snapshot(path: Path, entries: Iterable[ProducerEntry], *, sync: bool = True) -> None:
+    """Write a snapshot file atomically: temporary file, fsync, rename, directory fsync (the
+    fsyncs left to :func:`flush_snapshot` without ``sync``: a crash before it may leave a
+    torn file, which loading finds by its CRC and deletes, as Kafka's does)."""
     data = encode_snapshot(entries)
     tmp = path.with_name(path.name.removesuffix(SNAPSHOT_SUFFIX) + SNAPSHOT_TMP_SUFFIX)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -558,12 +561,28 @@ def write_snapshot(path: Path, entries: Iterable[ProducerEntry]) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    if sync:
+        _fsync_path(path.parent)
+
+
+def flush_snapshot(path: Path) -> None:
+    """fsync a snapshot written without ``sync``, and its directory; nothing if it is gone
+    (a truncation or retention deleted it meanwhile)."""
     try:
-        os.fsync(dir_fd)
+        _fsync_path(path)
+    except FileNotFoundError:
+        return
+    _fsync_path(path.parent)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
     finally:
-        os.close(dir_fd)
+        os.close(fd)

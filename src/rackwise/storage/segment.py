@@ -483,6 +483,14 @@ class LogSegment:
         self.offset_index.flush()
         self.time_index.flush()
 
+    def write_indexes(self) -> list[Path]:
+        """Write the indexes' new entries without fsync; the files that :meth:`flush` would
+        fsync, for the caller to fsync (a flush in two steps: this one under the log's lock,
+        the fsyncs outside it)."""
+        self.offset_index.flush(sync=False)
+        self.time_index.flush(sync=False)
+        return [self.log_path, self.index_path, self.time_index_path]
+
     def on_become_inactive(self) -> None:
         """The segment stops being the active one: the time index gets its final entry."""
         if self.max_timestamp_so_far != NO_TIMESTAMP:
