@@ -111,3 +111,26 @@ def test_a_truncation_during_the_flush_keeps_the_recovery_point_below_it(
     manager._flusher.submit(lambda: None).result(10)
     assert log.log_end_offset == cut
     assert log.recovery_point <= cut
+
+
+def test_the_flush_ms_flush_lets_appends_through_while_it_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _HeldFsync(monkeypatch)
+    clock = Clock()
+    config = LogConfig(flush_ms=1_000)
+    manager = LogManager([tmp_path / "data"], clock=clock, default_config=config)
+    manager.startup()
+    log = manager.get_or_create("orders", 0, topic_id=None, config=config)
+    log.append_as_leader(batch(5), leader_epoch=0)
+    clock.now_ms += 1_000
+    held.armed = True
+    flusher = threading.Thread(target=manager.flush_dirty, args=(clock(),))
+    flusher.start()
+    assert held.entered.wait(10)
+    log.append_as_leader(batch(5), leader_epoch=0)  # would wait for the fsync under the lock
+    assert log.recovery_point == 0
+    held.release.set()
+    flusher.join(10)
+    assert log.recovery_point == 5  # the log end when the flush began
+    assert log.last_flush_ms == clock()

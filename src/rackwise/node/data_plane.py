@@ -16,10 +16,10 @@ Goals
 
 Constraints
     Runs on the broker's request loop: every step is short (one image, one retention pass) so
-    client requests and the broker's own traffic interleave with it. Checkpoints are written
-    on a thread (Kafka's scheduler threads): writing one takes an fsync, and while the disk
-    has gigabytes of dirty pages to write back an fsync can take seconds, in which the loop
-    would answer nothing.
+    client requests and the broker's own traffic interleave with it. Checkpoints and the
+    flushes of ``flush.ms`` run on a thread (Kafka's scheduler threads): each takes an fsync,
+    and while the disk has gigabytes of dirty pages to write back an fsync can take seconds,
+    in which the loop would answer nothing.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class DataPlane:
                 self._every(self._offsets_interval_s, self.logs.checkpoint, on_thread=True)
             ),
             asyncio.create_task(self._every(self._retention_interval_s, self.run_retention)),
-            asyncio.create_task(self._every(self._flush_interval_s, self.flush)),
+            asyncio.create_task(self._every(self._flush_interval_s, self.flush, on_thread=True)),
             asyncio.create_task(self._every(self._isr_interval_s, self.check_isr)),
             asyncio.create_task(self._every(lambda: DIR_CHECK_INTERVAL_S, self.check_dirs)),
         ]

@@ -358,8 +358,10 @@ class PartitionLog:
         if self.flush_later is None:
             self.flush_to(new_offset)
         else:
-            job = functools.partial(self.flush_rolled, new_offset, self._truncations, snapshot)
-            self.flush_later(job)
+            truncations = self._truncations
+            self.flush_later(
+                functools.partial(self.flush_outside_lock, new_offset, truncations, snapshot)
+            )
         LOG.info("%s: rolled new log segment at offset %d", self.name, new_offset)
         return segment
 
@@ -386,12 +388,21 @@ class PartitionLog:
         self.recovery_point = offset
         self.last_flush_ms = self.clock()
 
-    def flush_rolled(self, offset: int, truncations: int, snapshot: Path | None = None) -> None:
+    def flush_unlocked(self) -> None:
+        """:meth:`flush` to the log end with the fsyncs outside the lock, for a background
+        thread (the periodic flush of ``flush.ms``): appends and reads go on meanwhile."""
+        with self._lock:
+            offset, truncations = self.log_end_offset, self._truncations
+        self.flush_outside_lock(offset, truncations)
+
+    def flush_outside_lock(
+        self, offset: int, truncations: int, snapshot: Path | None = None
+    ) -> None:
         """:meth:`flush_to` ``offset`` from a background thread, the fsyncs outside the lock
-        (module docstring), after the roll's producer ``snapshot``; nothing if the log was
-        truncated since the roll (``truncations`` is the count then). An I/O error fails the
-        log, unless the files went meanwhile with a truncation, retention or the log's
-        close."""
+        (module docstring), after a roll's producer ``snapshot``; nothing if the log was
+        truncated since ``offset`` was taken (``truncations`` is the count then). An I/O error
+        fails the log, unless the files went meanwhile with a truncation, retention or the
+        log's close."""
         if snapshot is not None:
             try:
                 flush_snapshot(snapshot)

@@ -18,7 +18,7 @@ Constraints
     dirty pages to write back, and the table is consulted on every request), one writer at a
     time, each with the offsets it read after the previous writer finished: a later write
     never carries older offsets than an earlier one. A rolled segment is fsynced on a thread
-    of the manager's own (:meth:`PartitionLog.flush_rolled`); :meth:`LogManager.shutdown`
+    of the manager's own (:meth:`PartitionLog.flush_outside_lock`); :meth:`LogManager.shutdown`
     waits for it before the final flush.
 
 Algorithm
@@ -593,13 +593,11 @@ class LogManager:
         return {name: {tp: offset_of[name](g) for tp, g in logs.items()} for name in names}
 
     def flush_dirty(self, now_ms: int) -> None:
-        """Flush every log whose last flush is ``flush.ms`` or more ago."""
+        """Flush every log whose last flush is ``flush.ms`` or more ago, the fsyncs outside
+        its lock (a background thread's work: :meth:`PartitionLog.flush_unlocked`)."""
         for log in self.logs():
             if now_ms - log.last_flush_ms >= log.config.flush_ms:
-                try:
-                    log.flush()
-                except KafkaStorageException as e:
-                    LOG.error("Error flushing %s: %s", log.name, e)
+                log.flush_unlocked()
 
     def run_retention(self, now_ms: int) -> int:
         """Delete old segments of every log whose ``cleanup.policy`` includes ``delete`` (a
