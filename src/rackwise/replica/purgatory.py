@@ -28,7 +28,6 @@ Worked example
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Hashable, Mapping
 from typing import Final, TypeVar
 
@@ -138,6 +137,9 @@ def _expire(future: asyncio.Future[bool]) -> None:
 
 
 def _holds(condition: Condition) -> bool:
-    with contextlib.suppress(Exception):
+    """Whether ``condition`` holds; one that raises counts as holding (its waiter then finds
+    the error itself)."""
+    try:
         return condition()
-    return True
+    except Exception:
+        return True
