@@ -1,10 +1,14 @@
-"""Logs and batches for the storage tests: real files under tmp_path, a settable clock."""
+"""Logs and batches for the storage tests: real files under tmp_path, a settable clock, and an
+fsync that can be held."""
 
 from __future__ import annotations
 
 import random
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rackwise.storage.batch import build_batch, iter_headers
 from rackwise.storage.config import LogConfig
@@ -12,6 +16,25 @@ from rackwise.storage.files import FileCache
 from rackwise.storage.log import PartitionLog
 
 START_MS = 1_700_000_000_000
+
+
+class HeldFirstCall:
+    """Wraps ``real`` (an fsync) so that, once :attr:`armed`, the first call whose arguments
+    ``holds`` accepts waits until :attr:`release` is set: an fsync behind gigabytes of dirty
+    pages, in slow motion. :attr:`entered` is set when that call begins to wait."""
+
+    def __init__(self, real: Callable[..., Any], holds: Callable[..., bool] | None = None):
+        self.real = real
+        self.holds = holds or (lambda *args: True)
+        self.armed = False
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, *args: Any) -> Any:
+        if self.armed and not self.entered.is_set() and self.holds(*args):
+            self.entered.set()
+            assert self.release.wait(10), "the held call was never released"
+        return self.real(*args)
 
 
 @dataclass

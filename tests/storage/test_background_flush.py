@@ -11,30 +11,23 @@ import pytest
 
 from rackwise.storage.config import LogConfig
 from rackwise.storage.files import FileCache
+from rackwise.storage.log import PartitionLog
 from rackwise.storage.manager import LogManager
 from rackwise.storage.producer_state import read_snapshot, snapshot_name
-from tests.storage.helpers import Clock, batch, read_all
+from tests.storage.helpers import Clock, HeldFirstCall, batch, read_all
 
 ROLLING = LogConfig(segment_bytes=2_000)
 
 
-class _HeldFsync:
-    """FileCache.fsync that, once armed, holds the first fsync of a ``.log`` file until
-    released: an fsync behind gigabytes of dirty pages, in slow motion."""
+def _hold_segment_fsyncs(monkeypatch: pytest.MonkeyPatch) -> HeldFirstCall:
+    """The first fsync of a ``.log`` file, once armed, waits to be released."""
+    held = HeldFirstCall(FileCache.fsync, lambda cache, path: path.suffix == ".log")
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.armed = False
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        real = FileCache.fsync
+    def fsync(cache: FileCache, path: Path) -> None:  # a function, so it binds as a method
+        held(cache, path)
 
-        def fsync(cache: FileCache, path: Path) -> None:
-            if self.armed and path.suffix == ".log" and not self.entered.is_set():
-                self.entered.set()
-                assert self.release.wait(10), "the held fsync was never released"
-            real(cache, path)
-
-        monkeypatch.setattr(FileCache, "fsync", fsync)
+    monkeypatch.setattr(FileCache, "fsync", fsync)
+    return held
 
 
 def _manager(tmp_path: Path) -> LogManager:
@@ -45,21 +38,26 @@ def _manager(tmp_path: Path) -> LogManager:
     return manager
 
 
-def _append_until_rolled(log, segments: int) -> None:  # type: ignore[no-untyped-def]
+def _rolled_while_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, segments: int
+) -> tuple[HeldFirstCall, LogManager, PartitionLog]:
+    """A log appended to until it has ``segments`` segments, the flush of its first roll
+    waiting in the fsync of the rolled segment."""
+    held = _hold_segment_fsyncs(monkeypatch)
+    manager = _manager(tmp_path)
+    log = manager.get_or_create("orders", 0, topic_id=None, config=ROLLING)
+    held.armed = True
     while len(log.segments) < segments:
         log.append_as_leader(batch(5), leader_epoch=0)
+    assert held.entered.wait(10)
+    return held, manager, log
 
 
 def test_appends_and_reads_go_on_while_a_rolled_segment_is_fsynced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _HeldFsync(monkeypatch)
-    manager = _manager(tmp_path)
-    log = manager.get_or_create("orders", 0, topic_id=None, config=ROLLING)
-    held.armed = True
-    _append_until_rolled(log, 2)
+    held, manager, log = _rolled_while_held(tmp_path, monkeypatch, 2)
     rolled_at = log.segments[1].base_offset
-    assert held.entered.wait(10)
     # The flusher waits in its fsync; the log takes appends and serves reads meanwhile.
     done = threading.Event()
 
@@ -81,13 +79,8 @@ def test_appends_and_reads_go_on_while_a_rolled_segment_is_fsynced(
 def test_the_recovery_point_moves_when_the_background_flush_is_done(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _HeldFsync(monkeypatch)
-    manager = _manager(tmp_path)
-    log = manager.get_or_create("orders", 0, topic_id=None, config=ROLLING)
-    held.armed = True
-    _append_until_rolled(log, 2)
+    held, manager, log = _rolled_while_held(tmp_path, monkeypatch, 2)
     rolled_at = log.segments[1].base_offset
-    assert held.entered.wait(10)
     assert log.recovery_point == 0
     held.release.set()
     manager._flusher.submit(lambda: None).result(10)  # the flush queued before it is done
@@ -99,12 +92,8 @@ def test_the_recovery_point_moves_when_the_background_flush_is_done(
 def test_a_truncation_during_the_flush_keeps_the_recovery_point_below_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _HeldFsync(monkeypatch)
-    manager = _manager(tmp_path)
-    log = manager.get_or_create("orders", 0, topic_id=None, config=ROLLING)
-    held.armed = True
-    _append_until_rolled(log, 3)  # two rolls: one flush in its fsync, one queued behind it
-    assert held.entered.wait(10)
+    # Two rolls: one flush waiting in its fsync, one queued behind it.
+    held, manager, log = _rolled_while_held(tmp_path, monkeypatch, 3)
     cut = log.segments[1].base_offset - 2  # inside the first segment
     log.truncate_to(cut)
     held.release.set()
@@ -116,7 +105,7 @@ def test_a_truncation_during_the_flush_keeps_the_recovery_point_below_it(
 def test_the_flush_ms_flush_lets_appends_through_while_it_fsyncs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _HeldFsync(monkeypatch)
+    held = _hold_segment_fsyncs(monkeypatch)
     clock = Clock()
     config = LogConfig(flush_ms=1_000)
     manager = LogManager([tmp_path / "data"], clock=clock, default_config=config)

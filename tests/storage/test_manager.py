@@ -15,7 +15,7 @@ from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER
 from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InconsistentTopicIdException
 from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
-from tests.storage.helpers import START_MS, Clock, batch, read_all
+from tests.storage.helpers import START_MS, Clock, HeldFirstCall, batch, read_all
 
 TOPIC_ID = uuid.UUID(int=0xABCDEF)
 
@@ -199,23 +199,6 @@ def test_a_partition_that_cannot_be_opened_is_left_out_and_named(
     assert any("Error while loading the log of t-1" in r.getMessage() for r in caplog.records)
 
 
-class _HeldFsync:
-    """``os.fsync`` for the checkpoint module that, once armed, holds the first checkpoint
-    file's fsync until released: the shape of an fsync behind gigabytes of dirty pages."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        self._real = os.fsync
-
-    def __call__(self, fd: int) -> None:
-        if self.armed and not self.entered.is_set():
-            self.entered.set()
-            assert self.release.wait(10), "the held fsync was never released"
-        self._real(fd)
-
-
 def test_a_slow_checkpoint_write_holds_up_neither_the_table_nor_a_later_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -224,7 +207,7 @@ def test_a_slow_checkpoint_write_holds_up_neither_the_table_nor_a_later_write(
     orders = manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
     orders.append_as_leader(batch(9), leader_epoch=0)
     orders.update_high_watermark(5)
-    held = _HeldFsync()
+    held = HeldFirstCall(os.fsync)
     monkeypatch.setattr("rackwise.storage.checkpoints.os.fsync", held)
     held.armed = True
     first = threading.Thread(target=manager.checkpoint_high_watermarks)
