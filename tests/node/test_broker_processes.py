@@ -167,6 +167,11 @@ class Cluster:
             self.controller.start()
         for broker in self.brokers.values():
             broker.wait_ready()
+        # A broker's ready line comes once its listeners are bound, which may be before the
+        # controller has registered it: a topic created at once could find too few brokers.
+        port = next(iter(self.brokers.values())).port
+        everyone = sorted(self.brokers)
+        eventually(lambda: sorted(alive_brokers(port)) == everyone or None, timeout_s=30)
 
     @property
     def bootstrap(self) -> str:
