@@ -167,9 +167,9 @@ class LogManager:
         """Partitions per log directory."""
         self._lock = threading.RLock()
         self._checkpoint_lock = threading.Lock()
+        """Held while checkpoints are written; taken before :attr:`_lock`, never after."""
         self._flusher = ThreadPoolExecutor(1, thread_name_prefix="log-flush")
         """The thread that fsyncs rolled segments (Kafka's ``flush-log`` task)."""
-        """Held while checkpoints are written; taken before :attr:`_lock`, never after."""
 
     # ---- startup -----------------------------------------------------------------------------
 
