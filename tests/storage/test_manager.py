@@ -207,6 +207,7 @@ def test_a_slow_checkpoint_write_holds_up_neither_the_table_nor_a_later_write(
     orders = manager.get_or_create("orders", 0, topic_id=TOPIC_ID, config=LogConfig())
     orders.append_as_leader(batch(9), leader_epoch=0)
     orders.update_high_watermark(5)
+    orders.flush()  # its leader epoch checkpoint too: the fsync held below is the table's
     held = HeldFirstCall(os.fsync)
     monkeypatch.setattr("rackwise.storage.checkpoints.os.fsync", held)
     held.armed = True

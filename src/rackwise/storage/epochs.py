@@ -7,10 +7,22 @@ Goals
     every leader the log has seen, kept durable in Kafka's checkpoint format.
 
 Constraints
-    Epochs and start offsets both increase along the list. A change is written through
-    (temporary file, fsync, rename: :func:`~rackwise.storage.checkpoints.atomic_write`) before
-    the call returns; Kafka flushes truncations asynchronously, and the log's loader
-    truncates the cache to the log again at open, so either is safe.
+    Epochs and start offsets both increase along the list. The file is written whole
+    (temporary file, fsync, rename: :func:`~rackwise.storage.checkpoints.atomic_write`).
+
+    When :attr:`LeaderEpochCache.write_later` is set (a log of a broker's log manager), a
+    change is made in memory at once and the file is written on the manager's thread: a new
+    leader epoch for a thousand partitions at a failover must not hold the request loop for a
+    thousand fsyncs, nor for one fsync behind gigabytes of writeback. Kafka writes a new
+    entry through and flushes truncations in the background; rackwise keeps the guarantee that
+    Kafka's synchronous write gives (recovery never trusts data whose epoch entry the file
+    lacks) by ordering instead: a flush calls :meth:`LeaderEpochCache.write` before it moves
+    the log's recovery point, and an unclean restart recovers every batch after the recovery
+    point, assigning the epoch of each. A truncation the file has not yet seen is harmless:
+    the loader truncates the cache to the log again at open. :meth:`~LeaderEpochCache.clear`
+    is written through, as Kafka's ``clearAndFlush`` is: the loader cannot tell entries of a
+    log restarted at a new offset from real history. Without ``write_later`` every change is
+    written through before the call returns.
 
 Algorithm
     Kafka's rules, exactly. :meth:`LeaderEpochCache.assign` ignores an entry that repeats the
@@ -34,6 +46,7 @@ from __future__ import annotations
 import bisect
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -54,6 +67,13 @@ class LeaderEpochCache:
         self._lock = threading.RLock()
         for epoch, start in read_epochs(checkpoint_path):
             self._assign(epoch, start)
+        self.write_later: Callable[[], None] | None = None
+        """Asks for :meth:`write` on another thread after a change; None: written through."""
+        self._unwritten = False
+        """Entries changed since the file was last written."""
+        self._file_lock = threading.Lock()
+        """Held while the file is written; taken before :attr:`_lock`, never after."""
+        self._closed = False
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -94,8 +114,9 @@ class LeaderEpochCache:
         """Record that ``epoch`` starts at ``start_offset`` (module docstring); written
         through when it changes the cache."""
         with self._lock:
-            if self._assign(epoch, start_offset):
-                self._write()
+            if not self._assign(epoch, start_offset):
+                return
+        self._changed()
 
     def _assign(self, epoch: int, start_offset: int) -> bool:
         if epoch < 0 or start_offset < 0:
@@ -128,7 +149,7 @@ class LeaderEpochCache:
             keep = bisect.bisect_left(self._starts, end_offset)
             del self._epochs[keep:]
             del self._starts[keep:]
-            self._write()
+        self._changed()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """Remove the entries wholly before ``start_offset``; the entry covering it is kept,
@@ -142,15 +163,53 @@ class LeaderEpochCache:
             del self._starts[:covered]
             self._epochs.insert(0, epoch)
             self._starts.insert(0, start_offset)
-            self._write()
+        self._changed()
 
     def clear(self) -> None:
-        """Remove every entry (the log restarts at a new offset)."""
+        """Remove every entry (the log restarts at a new offset); written through."""
         with self._lock:
             self._epochs.clear()
             self._starts.clear()
-            self._write()
+            self._unwritten = True
+        self.write()
 
-    def _write(self) -> None:
-        if self.checkpoint_path.parent.exists():
-            write_epochs(self.checkpoint_path, self.epoch_entries)
+    # ---- the file ------------------------------------------------------------------------------
+
+    @property
+    def unwritten(self) -> bool:
+        """Whether the entries changed since the file was last written."""
+        return self._unwritten
+
+    def _changed(self) -> None:
+        """After a change, outside :attr:`_lock`: write it now, or ask for it once."""
+        with self._lock:
+            asked = self._unwritten
+            self._unwritten = True
+        if self.write_later is None:
+            self.write()
+        elif not asked:
+            self.write_later()
+
+    def write(self) -> None:
+        """Write the entries if they changed since the file was last written (any thread).
+        Writes run one at a time, and each takes the entries when it begins, so a later write
+        never carries older entries. An error leaves the change unwritten and is raised."""
+        with self._file_lock:
+            with self._lock:
+                if not self._unwritten or self._closed:
+                    return
+                entries = list(zip(self._epochs, self._starts, strict=True))
+                self._unwritten = False
+            try:
+                if self.checkpoint_path.parent.exists():
+                    write_epochs(self.checkpoint_path, entries)
+            except BaseException:
+                with self._lock:
+                    self._unwritten = True
+                raise
+
+    def close(self) -> None:
+        """Write no more (the directory may be renamed or deleted next): a write asked for and
+        still waiting does nothing, and one under way is finished first."""
+        with self._file_lock:
+            self._closed = True

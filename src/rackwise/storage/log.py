@@ -409,6 +409,7 @@ class PartitionLog:
             new_segment = new_segment or segment.base_offset >= self.recovery_point
         if new_segment:  # Kafka's rule: a segment created since the last flush needs its entry
             fsync_directory(self.directory)
+        self.epochs.write()  # before the recovery point passes an entry's start (epochs.py)
         self.recovery_point = offset
         self.last_flush_ms = self.clock()
 
@@ -452,6 +453,7 @@ class PartitionLog:
                 self.files.fsync(path)
             if new_segment:
                 fsync_directory(self.directory)
+            self.epochs.write()  # before the recovery point passes an entry's start (epochs.py)
         except OSError as e:
             with self._lock:
                 if not self._closed and all(s in self.segments for s in segments):
@@ -486,9 +488,27 @@ class PartitionLog:
                     self.producer_state.take_snapshot(self.log_end_offset)
                     for segment in self.segments:
                         segment.close()
+                    self.epochs.write()
             finally:
                 self._closed = True
+                self.epochs.close()
                 self.files.forget_under(self.directory)
+
+    def write_epochs_later(self) -> None:
+        """Write the leader epoch checkpoint on :attr:`flush_later`'s thread (set as the epoch
+        cache's ``write_later`` by an owner that has that thread)."""
+        if self.flush_later is None:
+            self._write_epochs()
+        else:
+            self.flush_later(self._write_epochs)
+
+    def _write_epochs(self) -> None:
+        try:
+            self.epochs.write()
+        except OSError as e:
+            with self._lock:
+                if not self._closed:
+                    self._fail(e, "writing the leader epoch checkpoint")
 
     # ---- reads -------------------------------------------------------------------------------
 

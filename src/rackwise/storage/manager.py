@@ -298,10 +298,12 @@ class LogManager:
         self.on_dir_failure(log_dir)
 
     def _adopt(self, log: PartitionLog) -> None:
-        """A log of this manager's: its I/O errors reach :attr:`on_dir_failure`, the flushes
-        after its rolls run on :attr:`_flusher`."""
+        """A log of this manager's: its I/O errors reach :attr:`on_dir_failure`; the flushes
+        after its rolls and the writes of its leader epoch checkpoint run on
+        :attr:`_flusher`."""
         log.on_failure = self._log_failed
         log.flush_later = self._flush_later
+        log.epochs.write_later = log.write_epochs_later
 
     def _flush_later(self, job: Callable[[], None]) -> None:
         try:
