@@ -7,11 +7,14 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER
+from rackwise.common.types import TopicPartition
+from rackwise.storage import manager as manager_module
+from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
 from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InconsistentTopicIdException
 from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
@@ -105,6 +108,7 @@ def test_delete_renames_then_removes_and_leftovers_are_finished_at_startup(
     )
     manager.delete("gone", 0)
     assert manager.get("gone", 0) is None
+    manager._flusher.submit(lambda: None).result(10)  # the removal queued before it is done
     assert [p.name for p in d.iterdir() if p.is_dir()] == []
     assert (d / "recovery-point-offset-checkpoint").read_bytes() == b"0\n0\n"
     manager.shutdown()
@@ -227,3 +231,35 @@ def test_a_slow_checkpoint_write_holds_up_neither_the_table_nor_a_later_write(
     first.join(10)
     second.join(10)
     assert (d / "replication-offset-checkpoint").read_bytes() == b"0\n2\norders 0 9\nother 0 0\n"
+
+
+def test_deletions_wait_for_no_checkpoint_write_and_share_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "data"
+    manager = _manager([d])
+    for p in range(3):
+        manager.get_or_create("t", p, topic_id=None, config=LogConfig()).append_as_leader(
+            batch(1), leader_epoch=0
+        )
+    writes: list[set[str]] = []
+    real = manager_module._write_files
+
+    def counted(log_dir: Path, files: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+        writes.append({f"{tp.topic}-{tp.partition}" for tp in files[RECOVERY_POINT_CHECKPOINT]})
+        real(log_dir, files)
+
+    monkeypatch.setattr(manager_module, "_write_files", counted)
+    gate = threading.Event()
+    manager._flusher.submit(gate.wait, 10)  # the manager's thread is busy
+    manager.delete("t", 0)
+    manager.delete("t", 1)
+    # Both deletions are done for their callers: renamed, out of the table, no write yet.
+    assert sorted(p.name for p in d.iterdir() if p.is_dir() and "delete" not in p.name) == ["t-2"]
+    assert manager.get("t", 0) is None and writes == []
+    gate.set()
+    manager._flusher.submit(lambda: None).result(10)
+    assert writes == [{"t-2"}]  # one write for the two deletions queued together
+    assert [p.name for p in d.iterdir() if p.is_dir()] == ["t-2"]
+    assert (d / RECOVERY_POINT_CHECKPOINT).read_text().splitlines()[1:] == ["1", "t 2 0"]
+    manager.shutdown()

@@ -494,6 +494,14 @@ class PartitionLog:
                 self.epochs.close()
                 self.files.forget_under(self.directory)
 
+    def close_for_deletion(self) -> None:
+        """Release the files and write nothing (Kafka's ``closeHandlers``): the directory is
+        renamed for deletion next, and one left by a crash is deleted at startup."""
+        with self._lock:
+            self._closed = True
+            self.epochs.close()
+            self.files.forget_under(self.directory)
+
     def write_epochs_later(self) -> None:
         """Write the leader epoch checkpoint on :attr:`flush_later`'s thread (set as the epoch
         cache's ``write_later`` by an owner that has that thread)."""

@@ -32,7 +32,10 @@ Algorithm
     JBOD better because partitions differ in size by orders of magnitude and a full disk
     takes every replica on it offline, whatever their count. Deletion renames the directory
     to Kafka's ``<topic>-<partition>.<32 hex>-delete`` (so a crash mid-delete is finished at
-    the next startup), then removes it.
+    the next startup); the checkpoints without it are written, and the directory removed, on
+    the manager's thread: a topic of a thousand partitions deleted costs the caller a rename
+    each, not three checkpoint fsyncs and the unlinking of every segment. The checkpoints of
+    deletions queued together are written once.
 
 Worked example
     Directories /d1 (1 TB, 100 GB free, 10 partitions) and /d2 (1 TB, 600 GB free, 300 small
@@ -42,6 +45,7 @@ Worked example
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -148,6 +152,8 @@ class LogManager:
         self.offline_partitions: set[TopicPartition] = set()
         """Partitions whose log was in a directory that failed (served again after a restart)."""
         self.futures: dict[TopicPartition, PartitionLog] = {}
+        self._deleted_from: set[Path] = set()
+        """Directories whose checkpoints still list a deleted partition."""
         """Future logs: replicas being moved to another directory (:mod:`.moves`)."""
         self.preferred_dirs: dict[TopicPartition, Path] = {}
         """Where AlterReplicaLogDirs asked a replica to be, even before it exists."""
@@ -542,15 +548,25 @@ class LogManager:
             log = self._logs.pop(tp, None)
             if log is None:
                 return
-            log.close()
+            log.close_for_deletion()
             parent = log.directory.parent
             self._counts[parent] -= 1
             doomed = parent / delete_dir_name(topic, partition)
             os.replace(log.directory, doomed)
             fsync_directory(parent)
-        self._write_checkpoints(ALL_CHECKPOINTS, [parent])
+            self._deleted_from.add(parent)
+        self._flush_later(functools.partial(self._finish_delete, tp, doomed))
+
+    def _finish_delete(self, tp: TopicPartition, doomed: Path) -> None:
+        """The rest of :meth:`delete`, on :attr:`_flusher`: the checkpoints of every directory
+        with a deletion since the last such write, then the renamed directory's removal."""
+        with self._lock:
+            dirs = sorted(d for d in self._deleted_from if d not in self.offline_dirs)
+            self._deleted_from = set()
+        if dirs:
+            self._write_checkpoints(ALL_CHECKPOINTS, dirs)
         shutil.rmtree(doomed, ignore_errors=True)
-        LOG.info("Deleted log for partition %s in %s", tp, parent)
+        LOG.info("Deleted log for partition %s in %s", tp, doomed.parent)
 
     # ---- periodic work -----------------------------------------------------------------------
 
