@@ -4,6 +4,7 @@ crash points, startup's KIP-113 rules, a failed directory, and the throttle's pa
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rackwise.common.types import TopicPartition
+from rackwise.storage.checkpoints import read_epochs
 from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InvalidTopicException, KafkaStorageException
 from rackwise.storage.manager import LogManager
@@ -222,6 +224,25 @@ def test_a_failed_dir_takes_its_replicas_offline_and_the_others_go_on(tmp_path: 
     on2.append_as_leader(batch(1), leader_epoch=0)
     assert manager.get_or_create("v", 0, topic_id=None, config=LogConfig()).directory.parent == d2
     assert on1.directory.parent == d1
+    manager.shutdown()
+
+
+def test_the_logs_of_a_failed_dir_are_closed_without_writing_to_it(tmp_path: Path) -> None:
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    manager = _manager([d1, d2])
+    log = manager.get_or_create("t", 0, topic_id=None, config=LogConfig(), preferred_dir=d1)
+    log.append_as_leader(batch(3), leader_epoch=0)
+    log.flush()
+    before = sorted(p.name for p in log.directory.iterdir())
+    gate = threading.Event()
+    manager._flusher.submit(gate.wait, 10)  # the manager's thread is busy
+    log.append_as_leader(batch(3), leader_epoch=1)  # an epoch whose checkpoint waits
+    assert manager.fail_dir(d1, "test") == [TopicPartition("t", 0)]
+    gate.set()
+    manager._flusher.submit(lambda: None).result(10)
+    # No producer snapshot at the log end, no epoch checkpoint with epoch 1: nothing written.
+    assert sorted(p.name for p in log.directory.iterdir()) == before
+    assert read_epochs(log.directory / "leader-epoch-checkpoint") == [(0, 0)]
     manager.shutdown()
 
 

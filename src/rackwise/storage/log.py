@@ -494,13 +494,18 @@ class PartitionLog:
                 self.epochs.close()
                 self.files.forget_under(self.directory)
 
-    def close_for_deletion(self) -> None:
-        """Release the files and write nothing (Kafka's ``closeHandlers``): the directory is
-        renamed for deletion next, and one left by a crash is deleted at startup."""
+    def close_handlers(self) -> None:
+        """Release the files and write nothing (Kafka's ``closeHandlers``): for a log whose
+        directory is renamed for deletion next (one left by a crash is deleted at startup),
+        and for a log in a failed directory, where a write would fail again or hang on the
+        failing disk."""
         with self._lock:
             self._closed = True
             self.epochs.close()
-            self.files.forget_under(self.directory)
+            try:
+                self.files.forget_under(self.directory)
+            except OSError as e:  # a descriptor of a failing disk may fail to close
+                LOG.info("%s: error releasing the files of %s: %s", self.name, self.directory, e)
 
     def write_epochs_later(self) -> None:
         """Write the leader epoch checkpoint on :attr:`flush_later`'s thread (set as the epoch

@@ -104,13 +104,6 @@ def stray_dir_name(topic: str, partition: int) -> str:
     return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
 
 
-def _close_quietly(log: PartitionLog) -> None:
-    try:
-        log.close()
-    except (OSError, RackwiseError) as e:
-        LOG.info("Error closing %s in a failed dir: %s", log.name, e)
-
-
 def free_share(directory: Path) -> float:
     """The share of the directory's file system that is free for unprivileged writers."""
     stats = os.statvfs(directory)
@@ -152,8 +145,6 @@ class LogManager:
         self.offline_partitions: set[TopicPartition] = set()
         """Partitions whose log was in a directory that failed (served again after a restart)."""
         self.futures: dict[TopicPartition, PartitionLog] = {}
-        self._deleted_from: set[Path] = set()
-        """Directories whose checkpoints still list a deleted partition."""
         """Future logs: replicas being moved to another directory (:mod:`.moves`)."""
         self.preferred_dirs: dict[TopicPartition, Path] = {}
         """Where AlterReplicaLogDirs asked a replica to be, even before it exists."""
@@ -175,7 +166,10 @@ class LogManager:
         self._checkpoint_lock = threading.Lock()
         """Held while checkpoints are written; taken before :attr:`_lock`, never after."""
         self._flusher = ThreadPoolExecutor(1, thread_name_prefix="log-flush")
-        """The thread that fsyncs rolled segments (Kafka's ``flush-log`` task)."""
+        """The manager's own thread: the fsyncs after rolls (Kafka's ``flush-log`` task), the
+        leader epoch checkpoints, and the end of each deletion."""
+        self._deleted_from: set[Path] = set()
+        """Directories whose checkpoints still list a deleted partition."""
 
     # ---- startup -----------------------------------------------------------------------------
 
@@ -322,20 +316,21 @@ class LogManager:
 
     def fail_dir(self, log_dir: Path, reason: object) -> list[TopicPartition]:
         """Take ``log_dir`` offline until restart (KIP-112): close every log in it, current
-        and future (a move from or to it stops); the partitions whose current log was there."""
+        and future (a move from or to it stops), writing nothing more to it; the partitions
+        whose current log was there."""
         with self._lock:
             if log_dir in self.offline_dirs or log_dir not in self._counts:
                 return []
             self.offline_dirs.add(log_dir)
             lost = [tp for tp, log in self._logs.items() if log.directory.parent == log_dir]
             for tp in lost:
-                _close_quietly(self._logs.pop(tp))
+                self._logs.pop(tp).close_handlers()
                 self.offline_partitions.add(tp)
             self._counts[log_dir] = 0
             for tp, future in list(self.futures.items()):
                 current = self._logs.get(tp)
                 if future.directory.parent == log_dir or current is None:
-                    _close_quietly(self.futures.pop(tp))
+                    self.futures.pop(tp).close_handlers()
             LOG.error(
                 "Stopped serving replicas in dir %s (%d partitions offline): %s",
                 log_dir,
@@ -548,7 +543,7 @@ class LogManager:
             log = self._logs.pop(tp, None)
             if log is None:
                 return
-            log.close_for_deletion()
+            log.close_handlers()
             parent = log.directory.parent
             self._counts[parent] -= 1
             doomed = parent / delete_dir_name(topic, partition)
