@@ -399,6 +399,7 @@ class PartitionLog:
 
     def flush_to(self, offset: int) -> None:
         """:meth:`flush` with the lock held (the storage package's appends and rolls)."""
+        self.epochs.write()  # before the recovery point passes an entry's start (epochs.py)
         if offset <= self.recovery_point:
             return
         new_segment = False
@@ -409,7 +410,6 @@ class PartitionLog:
             new_segment = new_segment or segment.base_offset >= self.recovery_point
         if new_segment:  # Kafka's rule: a segment created since the last flush needs its entry
             fsync_directory(self.directory)
-        self.epochs.write()  # before the recovery point passes an entry's start (epochs.py)
         self.recovery_point = offset
         self.last_flush_ms = self.clock()
 
