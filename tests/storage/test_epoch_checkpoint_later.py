@@ -161,3 +161,36 @@ def test_a_checkpoint_write_that_fails_fails_the_log_and_tells_its_directory(
     with pytest.raises(Exception, match="failed earlier"):
         log.append_as_leader(batch(5), leader_epoch=1)
     manager.shutdown()
+
+
+def test_what_loading_changes_is_written_once_the_manager_owns_the_log(
+    tmp_path: Path,
+) -> None:
+    manager = _manager(tmp_path)
+    log = _log_at_epoch_zero(manager)
+    log.epochs.assign(3, log.log_end_offset)  # a leader with no record yet in its epoch
+    manager.shutdown()
+    path = tmp_path / "data" / "orders-0" / CHECKPOINT
+    assert read_epochs(path) == [(0, 0), (3, 5)]
+    # Loading truncates the cache to the log (epoch 3 starts at the log end), and leaves the
+    # file to the manager's thread.
+    reopened = PartitionLog.open(
+        path.parent,
+        LogConfig(),
+        topic_id=None,
+        recovery_point=5,
+        log_start_offset=0,
+        had_clean_shutdown=True,
+        files=FileCache(8),
+        clock=Clock(),
+    )
+    assert reopened.epochs.epoch_entries == [(0, 0)] and reopened.epochs.unwritten
+    assert read_epochs(path) == [(0, 0), (3, 5)]
+    reopened.close()
+    assert read_epochs(path) == [(0, 0)]
+    # A broker's startup: the manager loads the log and writes the truncation on its thread.
+    write_epochs(path, [(0, 0), (3, 5)])
+    again = _manager(tmp_path)
+    _drain(again)
+    assert read_epochs(path) == [(0, 0)]
+    again.shutdown()

@@ -19,10 +19,13 @@ Constraints
     lacks) by ordering instead: a flush calls :meth:`LeaderEpochCache.write` before it moves
     the log's recovery point, and an unclean restart recovers every batch after the recovery
     point, assigning the epoch of each. A truncation the file has not yet seen is harmless:
-    the loader truncates the cache to the log again at open. :meth:`~LeaderEpochCache.clear`
-    is written through, as Kafka's ``clearAndFlush`` is: the loader cannot tell entries of a
-    log restarted at a new offset from real history. Without ``write_later`` every change is
-    written through before the call returns.
+    the loader truncates the cache to the log again at open. The loader's own changes (those
+    truncations, and the epochs of the batches it recovers) are written after the load, by
+    the next flush or close, or on the manager's thread once it owns the log: none of them
+    moves the recovery point, so a crash before they are written only repeats them.
+    :meth:`~LeaderEpochCache.clear` is written through, as Kafka's ``clearAndFlush`` is: the
+    loader cannot tell entries of a log restarted at a new offset from real history. Without
+    ``write_later`` every change is written through before the call returns.
 
 Algorithm
     Kafka's rules, exactly. :meth:`LeaderEpochCache.assign` ignores an entry that repeats the

@@ -98,6 +98,10 @@ def _no_failure_hook(log_dir: Path) -> None:
     pass
 
 
+def _not_yet() -> None:
+    """An epoch cache's ``write_later`` while its log loads: the change stays unwritten."""
+
+
 def _no_crash(point: str) -> None:
     """The production crash hook: nothing happens."""
 
@@ -262,6 +266,7 @@ class PartitionLog:
             topic_id=topic_id,
             rng=rng if rng is not None else random.Random(),
         )
+        log.epochs.write_later = _not_yet  # the loader's changes are written after it (epochs.py)
         loaded = load_segments(
             directory,
             files,
@@ -273,6 +278,7 @@ class PartitionLog:
             now_ms=clock(),
             jitter=lambda: segment_jitter(config, log.rng),
         )
+        log.epochs.write_later = None
         log.segments = loaded.segments
         log.log_start_offset = loaded.log_start_offset
         log.recovery_point = loaded.recovery_point

@@ -304,6 +304,8 @@ class LogManager:
         log.on_failure = self._log_failed
         log.flush_later = self._flush_later
         log.epochs.write_later = log.write_epochs_later
+        if log.epochs.unwritten:  # what its loading changed
+            log.write_epochs_later()
 
     def _flush_later(self, job: Callable[[], None]) -> None:
         try:
