@@ -50,16 +50,38 @@ def _log_at_epoch_zero(manager: LogManager) -> PartitionLog:
     return log
 
 
-def test_a_new_epoch_is_taken_while_its_checkpoint_waits_in_an_fsync(
+def _epoch_two_held(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[HeldFirstCall, LogManager, PartitionLog]:
+    """A log at epoch 0 (offsets 0-4, on disk), then 5 records at epoch 2, the write of the
+    new entry waiting in the manager's thread."""
     held = _hold_epoch_writes(monkeypatch)
     manager = _manager(tmp_path)
     log = _log_at_epoch_zero(manager)
     held.armed = True
-    # Each append returns while the write of the new entry waits on the manager's thread.
-    log.append_as_leader(batch(5), leader_epoch=2)
+    log.append_as_leader(batch(5), leader_epoch=2)  # returns while the write waits
     assert held.entered.wait(10)
+    return held, manager, log
+
+
+def _open(directory: Path, *, recovery_point: int, clean: bool) -> PartitionLog:
+    """The log in ``directory`` opened on its own, as a restarted broker loads it."""
+    return PartitionLog.open(
+        directory,
+        LogConfig(),
+        topic_id=None,
+        recovery_point=recovery_point,
+        log_start_offset=0,
+        had_clean_shutdown=clean,
+        files=FileCache(8),
+        clock=Clock(),
+    )
+
+
+def test_a_new_epoch_is_taken_while_its_checkpoint_waits_in_an_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held, manager, log = _epoch_two_held(tmp_path, monkeypatch)
     log.append_as_leader(batch(5), leader_epoch=3)
     assert log.epochs.epoch_entries == [(0, 0), (2, 5), (3, 10)]
     assert log.epochs.end_offset_for(2, log.log_end_offset) == (2, 10)
@@ -76,12 +98,7 @@ def test_a_new_epoch_is_taken_while_its_checkpoint_waits_in_an_fsync(
 def test_the_recovery_point_waits_for_the_new_epoch_to_be_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _hold_epoch_writes(monkeypatch)
-    manager = _manager(tmp_path)
-    log = _log_at_epoch_zero(manager)
-    held.armed = True
-    log.append_as_leader(batch(5), leader_epoch=2)
-    assert held.entered.wait(10)
+    held, manager, log = _epoch_two_held(tmp_path, monkeypatch)
     flusher = threading.Thread(target=log.flush)
     flusher.start()
     flusher.join(0.2)
@@ -97,28 +114,14 @@ def test_the_recovery_point_waits_for_the_new_epoch_to_be_written(
 def test_a_crash_before_the_checkpoint_is_written_loses_no_epoch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = _hold_epoch_writes(monkeypatch)
-    manager = _manager(tmp_path)
-    log = _log_at_epoch_zero(manager)
-    held.armed = True
+    held, manager, log = _epoch_two_held(tmp_path, monkeypatch)
     log.append_as_leader(batch(5), leader_epoch=2)
-    log.append_as_leader(batch(5), leader_epoch=2)
-    assert held.entered.wait(10)
     # The broker dies here: the files as they are now, epoch 2 only in memory.
     crashed = tmp_path / "crashed" / log.directory.name
     shutil.copytree(log.directory, crashed)
     assert read_epochs(crashed / CHECKPOINT) == [(0, 0)]
     assert log.recovery_point <= 5
-    reopened = PartitionLog.open(
-        crashed,
-        LogConfig(),
-        topic_id=None,
-        recovery_point=log.recovery_point,
-        log_start_offset=0,
-        had_clean_shutdown=False,
-        files=FileCache(8),
-        clock=Clock(),
-    )
+    reopened = _open(crashed, recovery_point=log.recovery_point, clean=False)
     assert reopened.log_end_offset == 15
     assert reopened.epochs.epoch_entries == [(0, 0), (2, 5)]
     reopened.close()
@@ -174,16 +177,7 @@ def test_what_loading_changes_is_written_once_the_manager_owns_the_log(
     assert read_epochs(path) == [(0, 0), (3, 5)]
     # Loading truncates the cache to the log (epoch 3 starts at the log end), and leaves the
     # file to the manager's thread.
-    reopened = PartitionLog.open(
-        path.parent,
-        LogConfig(),
-        topic_id=None,
-        recovery_point=5,
-        log_start_offset=0,
-        had_clean_shutdown=True,
-        files=FileCache(8),
-        clock=Clock(),
-    )
+    reopened = _open(path.parent, recovery_point=5, clean=True)
     assert reopened.epochs.epoch_entries == [(0, 0)] and reopened.epochs.unwritten
     assert read_epochs(path) == [(0, 0), (3, 5)]
     reopened.close()
