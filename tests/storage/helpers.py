@@ -14,6 +14,7 @@ from rackwise.storage.batch import build_batch, iter_headers
 from rackwise.storage.config import LogConfig
 from rackwise.storage.files import FileCache
 from rackwise.storage.log import PartitionLog
+from rackwise.storage.manager import LogManager
 
 START_MS = 1_700_000_000_000
 
@@ -35,6 +36,19 @@ class HeldFirstCall:
             self.entered.set()
             assert self.release.wait(10), "the held call was never released"
         return self.real(*args)
+
+
+def drain(manager: LogManager) -> None:
+    """Wait until everything asked of the manager's own thread so far is done."""
+    manager._flusher.submit(lambda: None).result(10)
+
+
+def hold_manager_thread(manager: LogManager) -> threading.Event:
+    """Keep the manager's own thread busy until the returned event is set: what is asked of
+    it meanwhile waits."""
+    gate = threading.Event()
+    manager._flusher.submit(gate.wait, 10)
+    return gate
 
 
 @dataclass

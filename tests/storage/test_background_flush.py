@@ -14,7 +14,7 @@ from rackwise.storage.files import FileCache
 from rackwise.storage.log import PartitionLog
 from rackwise.storage.manager import LogManager
 from rackwise.storage.producer_state import read_snapshot, snapshot_name
-from tests.storage.helpers import Clock, HeldFirstCall, batch, read_all
+from tests.storage.helpers import Clock, HeldFirstCall, batch, drain, read_all
 
 ROLLING = LogConfig(segment_bytes=2_000)
 
@@ -83,7 +83,7 @@ def test_the_recovery_point_moves_when_the_background_flush_is_done(
     rolled_at = log.segments[1].base_offset
     assert log.recovery_point == 0
     held.release.set()
-    manager._flusher.submit(lambda: None).result(10)  # the flush queued before it is done
+    drain(manager)  # the flush queued before it is done
     assert log.recovery_point == rolled_at
     # The roll's producer snapshot, written without an fsync, was fsynced with the segment.
     assert read_snapshot(log.directory / snapshot_name(rolled_at)) == []
@@ -97,7 +97,7 @@ def test_a_truncation_during_the_flush_keeps_the_recovery_point_below_it(
     cut = log.segments[1].base_offset - 2  # inside the first segment
     log.truncate_to(cut)
     held.release.set()
-    manager._flusher.submit(lambda: None).result(10)
+    drain(manager)
     assert log.log_end_offset == cut
     assert log.recovery_point <= cut
 

@@ -17,7 +17,7 @@ from rackwise.storage.config import LogConfig
 from rackwise.storage.files import FileCache
 from rackwise.storage.log import PartitionLog
 from rackwise.storage.manager import LogManager
-from tests.storage.helpers import Clock, HeldFirstCall, batch
+from tests.storage.helpers import Clock, HeldFirstCall, batch, drain, hold_manager_thread
 
 CHECKPOINT = "leader-epoch-checkpoint"
 
@@ -36,10 +36,6 @@ def _manager(tmp_path: Path, failed: list[Path] | None = None) -> LogManager:
         manager.on_dir_failure = failed.append
     manager.startup()
     return manager
-
-
-def _drain(manager: LogManager) -> None:
-    manager._flusher.submit(lambda: None).result(10)
 
 
 def _log_at_epoch_zero(manager: LogManager) -> PartitionLog:
@@ -87,7 +83,7 @@ def test_a_new_epoch_is_taken_while_its_checkpoint_waits_in_an_fsync(
     assert log.epochs.end_offset_for(2, log.log_end_offset) == (2, 10)
     assert read_epochs(log.directory / CHECKPOINT) == [(0, 0)]
     held.release.set()
-    _drain(manager)
+    drain(manager)
     # The second change, made while the first write waited, is written too: the file ends
     # with the newest entries, not with the ones the held write began with.
     assert read_epochs(log.directory / CHECKPOINT) == [(0, 0), (2, 5), (3, 10)]
@@ -134,15 +130,14 @@ def test_closing_writes_the_entries_and_a_write_asked_for_earlier_then_does_noth
 ) -> None:
     manager = _manager(tmp_path)
     log = _log_at_epoch_zero(manager)
-    gate = threading.Event()
-    manager._flusher.submit(gate.wait, 10)  # the manager's thread is busy
+    gate = hold_manager_thread(manager)
     log.append_as_leader(batch(5), leader_epoch=4)
     log.close()
     assert read_epochs(log.directory / CHECKPOINT) == [(0, 0), (4, 5)]
     # The directory goes (a deletion); the write still queued must not bring it back.
     shutil.rmtree(log.directory)
     gate.set()
-    _drain(manager)
+    drain(manager)
     assert not log.directory.exists()
     manager.shutdown()
 
@@ -159,7 +154,7 @@ def test_a_checkpoint_write_that_fails_fails_the_log_and_tells_its_directory(
 
     monkeypatch.setattr(epochs_module, "write_epochs", broken)
     log.append_as_leader(batch(5), leader_epoch=1)
-    _drain(manager)
+    drain(manager)
     assert failed == [tmp_path / "data"]
     with pytest.raises(Exception, match="failed earlier"):
         log.append_as_leader(batch(5), leader_epoch=1)
@@ -185,6 +180,6 @@ def test_what_loading_changes_is_written_once_the_manager_owns_the_log(
     # A broker's startup: the manager loads the log and writes the truncation on its thread.
     write_epochs(path, [(0, 0), (3, 5)])
     again = _manager(tmp_path)
-    _drain(again)
+    drain(again)
     assert read_epochs(path) == [(0, 0)]
     again.shutdown()

@@ -18,7 +18,15 @@ from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_C
 from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InconsistentTopicIdException
 from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
-from tests.storage.helpers import START_MS, Clock, HeldFirstCall, batch, read_all
+from tests.storage.helpers import (
+    START_MS,
+    Clock,
+    HeldFirstCall,
+    batch,
+    drain,
+    hold_manager_thread,
+    read_all,
+)
 
 TOPIC_ID = uuid.UUID(int=0xABCDEF)
 
@@ -108,7 +116,7 @@ def test_delete_renames_then_removes_and_leftovers_are_finished_at_startup(
     )
     manager.delete("gone", 0)
     assert manager.get("gone", 0) is None
-    manager._flusher.submit(lambda: None).result(10)  # the removal queued before it is done
+    drain(manager)  # the removal queued before it is done
     assert [p.name for p in d.iterdir() if p.is_dir()] == []
     assert (d / "recovery-point-offset-checkpoint").read_bytes() == b"0\n0\n"
     manager.shutdown()
@@ -250,15 +258,14 @@ def test_deletions_wait_for_no_checkpoint_write_and_share_one(
         real(log_dir, files)
 
     monkeypatch.setattr(manager_module, "_write_files", counted)
-    gate = threading.Event()
-    manager._flusher.submit(gate.wait, 10)  # the manager's thread is busy
+    gate = hold_manager_thread(manager)
     manager.delete("t", 0)
     manager.delete("t", 1)
     # Both deletions are done for their callers: renamed, out of the table, no write yet.
     assert sorted(p.name for p in d.iterdir() if p.is_dir() and "delete" not in p.name) == ["t-2"]
     assert manager.get("t", 0) is None and writes == []
     gate.set()
-    manager._flusher.submit(lambda: None).result(10)
+    drain(manager)
     assert writes == [{"t-2"}]  # one write for the two deletions queued together
     assert [p.name for p in d.iterdir() if p.is_dir()] == ["t-2"]
     assert (d / RECOVERY_POINT_CHECKPOINT).read_text().splitlines()[1:] == ["1", "t 2 0"]

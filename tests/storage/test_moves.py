@@ -4,7 +4,6 @@ crash points, startup's KIP-113 rules, a failed directory, and the throttle's pa
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from rackwise.storage.moves import (
     copy_step,
     future_dir_name,
 )
-from tests.storage.helpers import Clock, batch, read_all
+from tests.storage.helpers import Clock, batch, drain, hold_manager_thread, read_all
 
 TOPIC_ID = uuid.UUID(int=0x5EED)
 
@@ -234,12 +233,11 @@ def test_the_logs_of_a_failed_dir_are_closed_without_writing_to_it(tmp_path: Pat
     log.append_as_leader(batch(3), leader_epoch=0)
     log.flush()
     before = sorted(p.name for p in log.directory.iterdir())
-    gate = threading.Event()
-    manager._flusher.submit(gate.wait, 10)  # the manager's thread is busy
+    gate = hold_manager_thread(manager)
     log.append_as_leader(batch(3), leader_epoch=1)  # an epoch whose checkpoint waits
     assert manager.fail_dir(d1, "test") == [TopicPartition("t", 0)]
     gate.set()
-    manager._flusher.submit(lambda: None).result(10)
+    drain(manager)
     # No producer snapshot at the log end, no epoch checkpoint with epoch 1: nothing written.
     assert sorted(p.name for p in log.directory.iterdir()) == before
     assert read_epochs(log.directory / "leader-epoch-checkpoint") == [(0, 0)]

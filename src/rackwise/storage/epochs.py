@@ -114,8 +114,8 @@ class LeaderEpochCache:
     # ---- changes -----------------------------------------------------------------------------
 
     def assign(self, epoch: int, start_offset: int) -> None:
-        """Record that ``epoch`` starts at ``start_offset`` (module docstring); written
-        through when it changes the cache."""
+        """Record that ``epoch`` starts at ``start_offset`` (module docstring); when that
+        changes the cache, the file follows (:meth:`_changed`)."""
         with self._lock:
             if not self._assign(epoch, start_offset):
                 return

@@ -652,7 +652,7 @@ def _logged(job: Callable[[], None]) -> None:
     try:
         job()
     except Exception:
-        LOG.exception("background flush failed")
+        LOG.exception("a job on the log manager's thread failed")
 
 
 def _write_files(log_dir: Path, files: Mapping[str, Mapping[TopicPartition, int]]) -> None:
