@@ -224,6 +224,7 @@ class DataPlane:
             if self.logs.future(*key) is None:
                 self.log_dirs.cancel(key)
         self.replicas.take_offline(keys)
+        self.log_dirs.report_directories()
         if keys:
             self.fetchers.update()
         for key in keys:

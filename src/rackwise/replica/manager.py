@@ -292,13 +292,18 @@ class ReplicaManager:
         return log
 
     def take_offline(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
-        """The replicas of a failed log directory stop (KIP-112); the ones that were here."""
+        """The replicas of a failed log directory stop (KIP-112); the ones that were here.
+
+        A directory not yet reported for one of them stays in :attr:`dirs_to_assign`: the
+        controller finds a failed directory's replicas by the directories it has recorded, so
+        without that report the replica would keep its ISR place (and perhaps its leadership)
+        though it is gone. Kafka's controller takes such a late assignment to an offline
+        directory as the replica going offline."""
         gone = []
         for key in keys:
             if self.partitions.pop(key, None) is not None:
                 gone.append(key)
             self.followed.pop(key, None)
-            self.dirs_to_assign.pop(key, None)
             self.offline.add(key)
         return gone
 
