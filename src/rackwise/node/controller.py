@@ -71,6 +71,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -81,8 +82,8 @@ from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, Sn
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
 from rackwise.net import ThreadedKafkaServer, current_connection, start_threaded_server
 from rackwise.node import controller_apis as apis
-from rackwise.node.alter_configs import legacy_alter_configs_args
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
+from rackwise.node.controller_requests import ENTRIES
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.protocol import (
     ApiKey,
@@ -475,97 +476,23 @@ class ControllerNode:
             return await self._register(body)
         if key == ApiKey.BROKER_HEARTBEAT:
             return await self._heartbeat(body)
-        if key == ApiKey.ALTER_PARTITION:
-            alter = apis.alter_partition_args(body)
-            return await self.submit(
-                lambda: apis.alter_partition_response(body, controller.alter_partition(alter)),
-                lambda error: apis.alter_partition_error(body, error),
-            )
         if key == ApiKey.ALLOCATE_PRODUCER_IDS:
             return await self._allocate_producer_ids(body)
-        if key == ApiKey.ASSIGN_REPLICAS_TO_DIRS:
-            broker_id, broker_epoch, items = apis.assign_replicas_to_dirs_args(body)
-            return await self.submit(
-                lambda: apis.assign_replicas_to_dirs_response(
-                    body, controller.assign_replicas_to_dirs(broker_id, broker_epoch, items)
-                ),
-                lambda error: apis.assign_replicas_to_dirs_response(body, {}, error),
-            )
-        if key == ApiKey.CREATE_TOPICS:
-            return await self.submit(
-                lambda: apis.create_topics_response(
-                    body,
-                    controller.create_topics(
-                        apis.create_topics_args(body), validate_only=bool(body.validate_only)
-                    ),
-                ),
-                lambda error: apis.create_topics_error(body, error),
-            )
-        if key == ApiKey.CREATE_PARTITIONS:
-            return await self.submit(
-                lambda: apis.create_partitions_response(
-                    body,
-                    controller.create_partitions(
-                        apis.create_partitions_args(body), validate_only=bool(body.validate_only)
-                    ),
-                ),
-                lambda error: apis.create_partitions_error(body, error),
-            )
-        if key == ApiKey.DELETE_TOPICS:
-            names, ids = apis.delete_topics_args(body)
-            return await self.submit(
-                lambda: apis.delete_topics_response(body, controller.delete_topics(names, ids)),
-                lambda error: apis.delete_topics_error(body, error),
-            )
-        if key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
-            topics, allow_rf_change = apis.alter_partition_reassignments_args(body)
-            return await self.submit(
-                lambda: apis.alter_partition_reassignments_response(
-                    body,
-                    controller.alter_partition_reassignments(
-                        topics, allow_replication_factor_change=allow_rf_change
-                    ),
-                ),
-                lambda error: apis.alter_partition_reassignments_error(body, error),
-            )
-        if key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
-            listed = controller.list_partition_reassignments(
-                apis.list_partition_reassignments_args(body)
-            )
-            return apis.list_partition_reassignments_response(body, listed)
-        if key == ApiKey.CREATE_REPLICA_PLACEMENT:
-            reply = controller.create_replica_placement(apis.replica_placement_args(body))
-            return apis.replica_placement_response(body, reply)
-        if key == ApiKey.DESCRIBE_CONFIGS:
-            results = controller.describe_configs(apis.describe_configs_args(body))
-            return apis.describe_configs_response(body, results)
-        if key == ApiKey.INCREMENTAL_ALTER_CONFIGS:
-            try:
-                changes = apis.alter_configs_args(body)
-            except RackwiseError as e:
-                return apis.alter_configs_error(body, ApiError.of(e))
-            return await self.submit(
-                lambda: apis.alter_configs_response(
-                    body,
-                    controller.incremental_alter_configs(
-                        changes, validate_only=bool(body.validate_only)
-                    ),
-                ),
-                lambda error: apis.alter_configs_error(body, error),
-            )
-        if key == ApiKey.ALTER_CONFIGS:
-            configs = legacy_alter_configs_args(body)
-            return await self.submit(
-                lambda: apis.alter_configs_response(
-                    body, controller.alter_configs(configs, validate_only=bool(body.validate_only))
-                ),
-                lambda error: apis.alter_configs_error(body, error),
-            )
         if key == ApiKey.FETCH_METADATA_LOG:
             return await self._fetch_log(body)
         if key == ApiKey.FETCH_METADATA_SNAPSHOT:
             return self._fetch_snapshot(body)
-        raise RackwiseError(f"BUG: no handler for api key {key} on the controller listener")
+        entry = ENTRIES.get(key)
+        if entry is None or entry.answer is None:
+            raise RackwiseError(f"BUG: no handler for api key {key} on the controller listener")
+        answer = partial(entry.answer, controller, body)
+        fail = partial(entry.error, body)
+        if entry.writes:
+            return await self.submit(answer, fail)
+        try:
+            return answer()
+        except RackwiseError as e:
+            return fail(ApiError.of(e))
 
     def _api_versions(self, version: int) -> Any:
         """On the listener's thread (:meth:`_answer_on_io`): only published state is read."""

@@ -47,9 +47,9 @@ from typing import Any, Final
 from rackwise.controller import ApiError, Controller
 from rackwise.metalog.replicated import NotControllerException, ReplicatedMetadataLog
 from rackwise.net import CloseConnection, start_threaded_server
-from rackwise.node import controller_apis as apis
 from rackwise.node.config import NodeConfig
 from rackwise.node.controller import ControllerNode, _Command, monotonic_ms
+from rackwise.node.controller_requests import ENTRIES
 from rackwise.node.quorum_driver import QuorumDriver, voter_addresses
 from rackwise.protocol import (
     ApiKey,
@@ -293,50 +293,10 @@ class QuorumControllerNode(ControllerNode):
 
     async def _refuse(self, request: Request) -> Any:
         """NOT_CONTROLLER, in the shape of the request's own answer."""
-        key, body, error = request.header.api_key, request.body, self._not_controller()
-        if key == ApiKey.BROKER_REGISTRATION:
-            return apis.registration_response(body, None, error)
-        if key == ApiKey.BROKER_HEARTBEAT:
-            return apis.heartbeat_response(body, None, error)
-        if key == ApiKey.ALTER_PARTITION:
-            return apis.alter_partition_error(body, error)
-        if key == ApiKey.ALLOCATE_PRODUCER_IDS:
-            return apis.allocate_producer_ids_error(body, error)
-        if key == ApiKey.ASSIGN_REPLICAS_TO_DIRS:
-            return apis.assign_replicas_to_dirs_response(body, {}, error)
-        if key == ApiKey.CREATE_TOPICS:
-            return apis.create_topics_error(body, error)
-        if key == ApiKey.CREATE_PARTITIONS:
-            return apis.create_partitions_error(body, error)
-        if key == ApiKey.DELETE_TOPICS:
-            return apis.delete_topics_error(body, error)
-        if key in (ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.ALTER_CONFIGS):
-            return apis.alter_configs_error(body, error)
-        if key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
-            return apis.alter_partition_reassignments_error(body, error)
-        if key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
-            return apis.list_partition_reassignments_error(body, error)
-        version = request.header.api_version
-        if key == ApiKey.CREATE_REPLICA_PLACEMENT:
-            return make(
-                response_class(key, version),
-                throttle_time_ms=0,
-                replica_placement=[],
-                error_code=error.error_code,
-                error_message=error.message,
-            )
-        if key == ApiKey.DESCRIBE_CONFIGS:
-            results: list[dict[str, Any]] = [
-                {
-                    "error_code": error.error_code,
-                    "error_message": error.message,
-                    "resource_type": int(r.resource_type),
-                    "resource_name": str(r.resource_name),
-                    "configs": [],
-                }
-                for r in body.resources
-            ]
-            return make(response_class(key, version), throttle_time=0, results=results)
+        key, error = request.header.api_key, self._not_controller()
+        entry = ENTRIES.get(key)
+        if entry is not None:
+            return entry.error(request.body, error)
         raise CloseConnection(f"{error.message} (no error answer for api key {key})")
 
     def _describe_quorum(self, version: int) -> Any:
