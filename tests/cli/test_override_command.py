@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.cluster import (
+from rackwise.node.cluster_plan import (
     ClusterError,
     NodeSpec,
     check_overrides,

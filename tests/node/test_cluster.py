@@ -15,23 +15,25 @@ from pathlib import Path
 import pytest
 
 from rackwise.node.cluster import (
+    down,
+    free_ports,
+    is_running,
+    save_states,
+    stop_node,
+    up,
+    write_atomically,
+)
+from rackwise.node.cluster_plan import (
     CONTROLLER_ID,
     ClusterError,
     NodeState,
     cluster_document,
-    down,
-    free_ports,
-    is_running,
     new_cluster_id,
     node_properties,
     parse_cluster_document,
     parse_racks,
     plan_cluster,
     render_properties,
-    save_states,
-    stop_node,
-    up,
-    write_atomically,
 )
 from rackwise.node.config import load_node_config, parse_properties
 

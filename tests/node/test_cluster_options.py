@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.cluster import ClusterError, check_up_options, up
+from rackwise.node.cluster import up
+from rackwise.node.cluster_plan import ClusterError, check_up_options
 
 BAD_OPTIONS = [
     (

@@ -12,13 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.cluster import (
-    controller_data_centres,
-    down,
-    node_properties,
-    plan_cluster,
-    up,
-)
+from rackwise.node.cluster import down, up
+from rackwise.node.cluster_plan import controller_data_centres, node_properties, plan_cluster
 from rackwise.node.config import NodeConfig
 
 RACKS = ["/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc3/r1"]

@@ -15,12 +15,10 @@ from rackwise.node.cluster import (
     DEFAULT_DIR,
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_STOP_GRACE_S,
-    NodeState,
-    cluster_document,
     down,
-    parse_racks,
     up,
 )
+from rackwise.node.cluster_plan import NodeState, cluster_document, parse_racks
 from rackwise.node.config import parse_overrides
 
 
