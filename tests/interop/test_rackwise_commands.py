@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from kafka import KafkaAdminClient
+
 from tests.interop.conftest import Cluster, eventually, rackwise
 
 
@@ -143,3 +145,31 @@ def test_placement_asks_the_clusters_placer(cluster: Cluster) -> None:
     )
     assert too_many.returncode == 1
     assert too_many.stderr.startswith("error: ") and too_many.stderr.count("\n") == 1
+
+
+def test_a_single_controller_describes_its_quorum(cluster: Cluster) -> None:
+    """One controller is a quorum of one: DescribeQuorum, forwarded by a broker, names it the
+    leader and only voter, caught up to the high watermark (kafka-python's admin client and
+    ``rackwise metadata-quorum`` both ask)."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        quorum = admin.describe_metadata_quorum()
+    finally:
+        admin.close()
+    (topic,) = quorum["topics"]
+    (partition,) = topic["partitions"]
+    assert topic["topic_name"] == "__cluster_metadata" and partition["error"] is None
+    (controller,) = [n for n in cluster.nodes if n["role"] == "controller"]
+    assert partition["leader_id"] == controller["id"] and partition["leader_epoch"] >= 0
+    (voter,) = partition["current_voters"]
+    assert voter["replica_id"] == controller["id"]
+    assert voter["log_end_offset"] >= partition["high_watermark"] > 0
+    assert [(n["node_id"], n["listeners"][0]["port"]) for n in quorum["nodes"]] == [
+        (controller["id"], controller["port"])
+    ]
+    status = rackwise(
+        "metadata-quorum", "--bootstrap-server", cluster.bootstrap, "describe", "--status"
+    )
+    assert status.returncode == 0, status.stderr
+    assert re.search(rf"^LeaderId:\s+{controller['id']}$", status.stdout, re.M), status.stdout
+    assert f'CurrentVoters:          [{{"id": {controller["id"]}' in status.stdout, status.stdout

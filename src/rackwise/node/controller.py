@@ -83,7 +83,7 @@ from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, Snapsho
 from rackwise.net import ThreadedKafkaServer, current_connection, start_threaded_server
 from rackwise.node import controller_apis as apis
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
-from rackwise.node.controller_requests import ENTRIES
+from rackwise.node.controller_requests import ENTRIES, describe_quorum_response
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.protocol import (
     ApiKey,
@@ -482,6 +482,8 @@ class ControllerNode:
             return await self._fetch_log(body)
         if key == ApiKey.FETCH_METADATA_SNAPSHOT:
             return self._fetch_snapshot(body)
+        if key == ApiKey.DESCRIBE_QUORUM:
+            return self._describe_quorum(request.header.api_version)
         entry = ENTRIES.get(key)
         if entry is None or entry.answer is None:
             raise RackwiseError(f"BUG: no handler for api key {key} on the controller listener")
@@ -493,6 +495,28 @@ class ControllerNode:
             return answer()
         except RackwiseError as e:
             return fail(ApiError.of(e))
+
+    def _describe_quorum(self, version: int) -> Any:
+        """The quorum of a controller that is its only voter: it leads, at its log's epoch, and
+        what it has written is committed."""
+        log = self.log
+        assert log is not None
+        now = time.time_ns() // 1_000_000
+        voter = {
+            "replica_id": self.config.node_id,
+            "replica_directory_id": None,
+            "log_end_offset": log.end_offset,
+            "last_fetch_timestamp": now,
+            "last_caught_up_timestamp": now,
+        }
+        return describe_quorum_response(
+            version,
+            self.config,
+            leader_id=self.config.node_id,
+            leader_epoch=max(log.latest_epoch, 0),
+            high_watermark=self._committed_end_offset(),
+            voters=[voter],
+        )
 
     def _api_versions(self, version: int) -> Any:
         """On the listener's thread (:meth:`_answer_on_io`): only published state is read."""

@@ -30,7 +30,10 @@ from typing import Any, Final
 from rackwise.controller import ApiError, Controller
 from rackwise.node import controller_apis as apis
 from rackwise.node.alter_configs import legacy_alter_configs_args
+from rackwise.node.config import NodeConfig
 from rackwise.protocol import ApiKey, make, response_class
+
+METADATA_TOPIC: Final = "__cluster_metadata"
 
 Answer = Callable[[Controller, Any], Any]
 """The response message to a decoded request body."""
@@ -168,3 +171,45 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(apis.alter_configs_error, _incremental_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(apis.alter_configs_error, _alter_configs),
 }
+
+
+def describe_quorum_response(
+    version: int,
+    config: NodeConfig,
+    *,
+    leader_id: int,
+    leader_epoch: int,
+    high_watermark: int,
+    voters: list[dict[str, Any]],
+    error_code: int = 0,
+) -> Any:
+    """DescribeQuorum's answer for ``__cluster_metadata``-0: the leader, its epoch and high
+    watermark, each voter's state, and the voters' endpoints on this controller's listener (a
+    controller named in no ``controller.quorum.voters`` gives its own)."""
+    endpoint = config.controller_endpoint
+    addresses = [(v.node_id, v.host, v.port) for v in config.voters] or [
+        (config.node_id, endpoint.host, endpoint.port)
+    ]
+    partition = {
+        "partition_index": 0,
+        "error_code": error_code,
+        "error_message": None,
+        "leader_id": leader_id,
+        "leader_epoch": leader_epoch,
+        "high_watermark": high_watermark,
+        "current_voters": voters,
+        "observers": [],
+    }
+    return make(
+        response_class(ApiKey.DESCRIBE_QUORUM, version),
+        error_code=0,
+        error_message=None,
+        topics=[{"topic_name": METADATA_TOPIC, "partitions": [partition]}],
+        nodes=[
+            {
+                "node_id": node_id,
+                "listeners": [{"name": endpoint.listener_name, "host": host, "port": port}],
+            }
+            for node_id, host, port in addresses
+        ],
+    )

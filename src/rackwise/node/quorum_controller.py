@@ -49,14 +49,12 @@ from rackwise.metalog.replicated import NotControllerException, ReplicatedMetada
 from rackwise.net import CloseConnection, start_threaded_server
 from rackwise.node.config import NodeConfig
 from rackwise.node.controller import ControllerNode, _Command, monotonic_ms
-from rackwise.node.controller_requests import ENTRIES
+from rackwise.node.controller_requests import ENTRIES, describe_quorum_response
 from rackwise.node.quorum_driver import QuorumDriver, voter_addresses
 from rackwise.protocol import (
     ApiKey,
     Listener,
     Request,
-    make,
-    response_class,
 )
 from rackwise.raft import QuorumConfig
 from rackwise.raft.config import (
@@ -302,23 +300,11 @@ class QuorumControllerNode(ControllerNode):
     def _describe_quorum(self, version: int) -> Any:
         log = self.replicated_log
         raft = log.raft
-        cls = response_class(ApiKey.DESCRIBE_QUORUM, version)
         leader = raft.leader
-        part: dict[str, Any] = {
-            "partition_index": 0,
-            "error_code": 0,
-            "error_message": None,
-            "leader_id": raft.known_leader_id,
-            "leader_epoch": raft.epoch,
-            "high_watermark": log.high_watermark,
-            "current_voters": [],
-            "observers": [],
-        }
-        if leader is None:
-            part["error_code"] = NOT_LEADER_OR_FOLLOWER
-        else:
+        voters: list[dict[str, Any]] = []
+        if leader is not None:
             now, wall = self.clock(), time.time_ns() // 1_000_000
-            part["current_voters"] = [
+            voters = [
                 {
                     "replica_id": voter,
                     "replica_directory_id": None,
@@ -333,13 +319,15 @@ class QuorumControllerNode(ControllerNode):
                 for voter in leader.voters
                 for p in (leader.replicas[voter],)
             ]
-        topics = [{"topic_name": "__cluster_metadata", "partitions": [part]}]
-        name = self.config.controller_endpoint.listener_name
-        nodes = [
-            {"node_id": v.node_id, "listeners": [{"name": name, "host": v.host, "port": v.port}]}
-            for v in self.config.voters
-        ]
-        return make(cls, error_code=0, error_message=None, topics=topics, nodes=nodes)
+        return describe_quorum_response(
+            version,
+            self.config,
+            leader_id=raft.known_leader_id,
+            leader_epoch=raft.epoch,
+            high_watermark=log.high_watermark,
+            voters=voters,
+            error_code=0 if leader is not None else NOT_LEADER_OR_FOLLOWER,
+        )
 
 
 def _wall(monotonic: int | None, now_monotonic: int, now_wall: int) -> int:
