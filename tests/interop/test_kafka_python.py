@@ -63,6 +63,35 @@ def test_explicit_assignments_are_kept_and_partitions_grow(admin: KafkaAdminClie
     assert [p["partition_index"] for p in grown] == [0, 1, 2, 3, 4]
 
 
+def test_describe_topic_partitions_pages_through_a_topic(admin: KafkaAdminClient) -> None:
+    """DescribeTopicPartitions (KIP-966), as kafka-python's admin client pages with it: the
+    same partitions as Metadata shows, three at a time."""
+    admin.create_topics({"kp-paged": {"num_partitions": 7, "replication_factor": 2}})
+    expected = eventually(lambda: _partitions(admin, "kp-paged", 7))
+    pages: list[list[dict[str, Any]]] = []
+    cursor = None
+    while len(pages) < 5:
+        page = admin.describe_topic_partitions(
+            ["kp-paged"], response_partition_limit=3, cursor=cursor
+        )
+        (topic,) = page["topics"]
+        assert (topic["name"], topic["error_code"]) == ("kp-paged", 0)
+        pages.append(topic["partitions"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert [len(p) for p in pages] == [3, 3, 1]
+    seen = [p for page in pages for p in page]
+    assert [
+        (p["partition_index"], p["leader_id"], p["replica_nodes"], p["isr_nodes"]) for p in seen
+    ] == [
+        (p["partition_index"], p["leader_id"], list(p["replica_nodes"]), list(p["isr_nodes"]))
+        for p in expected
+    ]
+    missing = admin.describe_topic_partitions(["kp-no-such-topic"])
+    assert [(t["name"], t["error_code"]) for t in missing["topics"]] == [("kp-no-such-topic", 3)]
+
+
 def test_create_errors_come_per_topic(admin: KafkaAdminClient) -> None:
     admin.create_topics({"kp-twice": {"num_partitions": 1, "replication_factor": 1}})
     again = admin.create_topics(

@@ -38,6 +38,7 @@ EXPECTED = {
     22: ("InitProducerId", 0, 5, B),
     3: ("Metadata", 0, 13, B),
     60: ("DescribeCluster", 0, 2, B),
+    75: ("DescribeTopicPartitions", 0, 0, B),
     19: ("CreateTopics", 2, 7, BC),
     37: ("CreatePartitions", 0, 3, BC),
     20: ("DeleteTopics", 1, 6, BC),
@@ -76,7 +77,7 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [
-        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 45, 46, 55, 60, 1000)
+        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 45, 46, 55, 60, 75, 1000)
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
         *(1, 18, 19, 20, 32, 33, 37, 44, 45, 46, 52, 53, 54, 55, 56, 59, 62, 63, 67, 73),

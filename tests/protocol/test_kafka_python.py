@@ -30,6 +30,8 @@ from kafka.protocol.admin import (
     DescribeConfigsResponse,
     DescribeLogDirsRequest,
     DescribeQuorumRequest,
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
@@ -119,6 +121,12 @@ def _describe_cluster_request(body: Any, version: int) -> None:
     assert body.include_cluster_authorized_operations is True
     if version >= 2:
         assert body.include_fenced_brokers is True
+
+
+def _describe_topic_partitions_request(body: Any, version: int) -> None:
+    assert [t.name for t in body.topics] == ["orders", "payments"]
+    assert body.response_partition_limit == 10
+    assert (body.cursor.topic_name, body.cursor.partition_index) == ("orders", 3)
 
 
 def _describe_acls_request(body: Any, version: int) -> None:
@@ -520,6 +528,17 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_cluster_request,
     ),
+    "DescribeTopicPartitions": (
+        lambda: DescribeTopicPartitionsRequest(
+            topics=[
+                DescribeTopicPartitionsRequest.TopicRequest(name="orders"),
+                DescribeTopicPartitionsRequest.TopicRequest(name="payments"),
+            ],
+            response_partition_limit=10,
+            cursor=DescribeTopicPartitionsRequest.Cursor(topic_name="orders", partition_index=3),
+        ),
+        _describe_topic_partitions_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -596,6 +615,16 @@ def _describe_cluster_response(read: Any, version: int) -> None:
     assert [(b.broker_id, b.rack) for b in read.brokers] == [(1, "/dc1/r1"), (2, None)]
     if version >= 2:
         assert [b.is_fenced for b in read.brokers] == [False, True]
+
+
+def _describe_topic_partitions_response(read: Any, version: int) -> None:
+    (topic,) = read.topics
+    assert (topic.name, topic.topic_id, topic.error_code) == ("orders", TOPIC_ID, 0)
+    (partition,) = topic.partitions
+    assert (partition.partition_index, partition.leader_id, partition.leader_epoch) == (3, 1, 4)
+    assert (list(partition.replica_nodes), list(partition.offline_replicas)) == ([1, 2], [2])
+    assert list(partition.eligible_leader_replicas) == []
+    assert (read.next_cursor.topic_name, read.next_cursor.partition_index) == ("orders", 4)
 
 
 def _create_topics_response(read: Any, version: int) -> None:
@@ -856,6 +885,36 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "cluster_authorized_operations": -2147483648,
         },
         _describe_cluster_response,
+    ),
+    "DescribeTopicPartitions": (
+        DescribeTopicPartitionsResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "error_code": 0,
+                    "name": "orders",
+                    "topic_id": TOPIC_ID,
+                    "is_internal": False,
+                    "partitions": [
+                        {
+                            "error_code": 0,
+                            "partition_index": 3,
+                            "leader_id": 1,
+                            "leader_epoch": 4,
+                            "replica_nodes": [1, 2],
+                            "isr_nodes": [1],
+                            "eligible_leader_replicas": [],
+                            "last_known_elr": [],
+                            "offline_replicas": [2],
+                        }
+                    ],
+                    "topic_authorized_operations": 3576,
+                }
+            ],
+            "next_cursor": {"topic_name": "orders", "partition_index": 4},
+        },
+        _describe_topic_partitions_response,
     ),
     "CreateTopics": (
         CreateTopicsResponse,

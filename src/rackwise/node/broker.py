@@ -83,6 +83,7 @@ from rackwise.node.loop_thread import LoopThread, Signal
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
+from rackwise.node.topic_partitions import describe_topic_partitions
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
@@ -643,6 +644,8 @@ class Broker:
             return broker_apis.metadata(body, image, self.info(), auto)
         if key == ApiKey.DESCRIBE_CLUSTER:
             return broker_apis.describe_cluster(body, image, self.info())
+        if key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+            return describe_topic_partitions(body, image, self.info().listener_name)
         if key == ApiKey.DESCRIBE_LOG_DIRS:
             return self.data.log_dirs.describe_log_dirs(request.body, request.header.api_version)
         if key == ApiKey.ALTER_REPLICA_LOG_DIRS:

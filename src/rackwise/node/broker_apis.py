@@ -203,7 +203,7 @@ def alive_brokers(image: MetadataImage, listener_name: str) -> list[dict[str, An
         broker = image.brokers[broker_id]
         if broker.fenced:
             continue
-        endpoint = _endpoint(broker, listener_name)
+        endpoint = endpoint_on(broker, listener_name)
         if endpoint is not None:
             out.append(
                 {
@@ -216,7 +216,7 @@ def alive_brokers(image: MetadataImage, listener_name: str) -> list[dict[str, An
     return out
 
 
-def _endpoint(broker: Any, listener_name: str) -> Any | None:
+def endpoint_on(broker: Any, listener_name: str) -> Any | None:
     for endpoint in broker.end_points:
         if endpoint.name == listener_name:
             return endpoint
@@ -232,11 +232,9 @@ def controller_id(image: MetadataImage, info: BrokerInfo) -> int:
     return alive[0] if alive else NO_CONTROLLER
 
 
-def _is_replica_offline(
-    image: MetadataImage, partition: Any, broker_id: int, listener: str
-) -> bool:
+def is_replica_offline(image: MetadataImage, partition: Any, broker_id: int, listener: str) -> bool:
     broker = image.brokers.get(broker_id)
-    if broker is None or broker.fenced or _endpoint(broker, listener) is None:
+    if broker is None or broker.fenced or endpoint_on(broker, listener) is None:
         return True
     directory = _directory_of(partition, broker_id)
     if directory in (DIRECTORY_UNASSIGNED, DIRECTORY_MIGRATING):
@@ -255,7 +253,7 @@ def _directory_of(partition: Any, broker_id: int) -> uuid.UUID:
 
 def _usable(image: MetadataImage, broker_id: int, listener: str) -> bool:
     broker = image.brokers.get(broker_id)
-    return broker is not None and not broker.fenced and _endpoint(broker, listener) is not None
+    return broker is not None and not broker.fenced and endpoint_on(broker, listener) is not None
 
 
 def partition_metadata(
@@ -267,13 +265,13 @@ def partition_metadata(
     if version == 0:
         replicas = [r for r in replicas if _usable(image, r, listener)]
         isr = [r for r in isr if _usable(image, r, listener)]
-    offline = [r for r in partition.replicas if _is_replica_offline(image, partition, r, listener)]
+    offline = [r for r in partition.replicas if is_replica_offline(image, partition, r, listener)]
     leader = image.brokers.get(partition.leader)
     error = NONE
     leader_id = partition.leader
     if partition.leader == NO_LEADER or leader is None:
         error, leader_id = LEADER_NOT_AVAILABLE, NO_LEADER
-    elif _endpoint(leader, listener) is None:
+    elif endpoint_on(leader, listener) is None:
         error = (
             LISTENER_NOT_FOUND
             if version >= FIRST_LISTENER_NOT_FOUND_VERSION
@@ -444,7 +442,7 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
     brokers = []
     for broker_id in sorted(image.brokers):
         broker = image.brokers[broker_id]
-        endpoint = _endpoint(broker, info.listener_name)
+        endpoint = endpoint_on(broker, info.listener_name)
         if endpoint is None or (broker.fenced and not include_fenced):
             continue
         brokers.append(
