@@ -127,6 +127,20 @@ def test_error_response_gives_every_item_the_error() -> None:
     assert int(error_response(partitions, 7, None).results[0].error_code) == 7
     placement = make(request_class(1000, 0), num_partitions=1, replication_factor=1, node_id=[])
     assert int(error_response(placement, 41, "x").error_code) == 41
+    for version in (0, 1, 2):
+        elect = make(
+            request_class(ApiKey.ELECT_LEADERS, version),
+            election_type=0,
+            topic_partitions=[{"topic": "x", "partitions": [0, 2]}],
+            timeout=1,
+        )
+        answer = error_response(elect, 7, "late")
+        (result,) = answer.replica_election_results
+        items = [
+            (r.partition_id, int(r.error_code), r.error_message) for r in result.partition_result
+        ]
+        assert items == [(0, 7, "late"), (2, 7, "late")]
+        assert version == 0 or int(answer.error_code) == 7
 
 
 def test_applied_predicates() -> None:

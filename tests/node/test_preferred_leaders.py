@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kafka import KafkaAdminClient
 
 from rackwise.node.config import ConfigException, NodeConfig, load_properties
 from tests.node.conftest import ControllerProcess, controller_properties
@@ -28,17 +29,25 @@ broker catching up and rejoining the ISRs, then at most one check interval, with
 busy machine."""
 
 
-@pytest.fixture
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = Cluster(tmp_path_factory.mktemp("preferred"))
+def _running(directory: Path, **controller_settings: str) -> Iterator[Cluster]:
+    """Three brokers and a controller with ``controller_settings`` (Kafka's keys)."""
+    running = Cluster(directory)
     props = load_properties(running.controller.config_path)
-    props["leader.imbalance.check.interval.seconds"] = str(CHECK_INTERVAL_S)
+    props.update(controller_settings)
     running.controller = ControllerProcess(running.controller.directory, props)
     try:
         running.start()
         yield running
     finally:
         running.close()
+
+
+@pytest.fixture
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    yield from _running(
+        tmp_path_factory.mktemp("preferred"),
+        **{"leader.imbalance.check.interval.seconds": str(CHECK_INTERVAL_S)},
+    )
 
 
 def test_a_controller_accepts_kafkas_keys_and_names_a_bad_value(tmp_path: Path) -> None:
@@ -104,3 +113,48 @@ def test_a_restarted_broker_leads_its_preferred_partitions_again(cluster: Cluste
     assert "preferred leader election" in cluster.controller.stderr_path.read_text("utf-8")
     # Every broker agrees, not only the one asked.
     assert eventually(lambda: partitions(cluster.brokers[1].port, "pref") == after or None)
+
+
+@pytest.fixture
+def manual_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    yield from _running(
+        tmp_path_factory.mktemp("manual"), **{"auto.leader.rebalance.enable": "false"}
+    )
+
+
+def test_elect_leaders_gives_leadership_back_when_the_controller_does_not(
+    manual_cluster: Cluster,
+) -> None:
+    """With ``auto.leader.rebalance.enable=false`` a restarted broker gets its leaderships
+    back only when asked: ElectLeaders (PREFERRED) through kafka-python's admin client, as
+    ``kafka-leader-election.sh --election-type PREFERRED`` sends it."""
+    cluster = manual_cluster
+    watcher = cluster.brokers[2].port
+    assert eventually(lambda: alive_brokers(watcher) == [1, 2, 3])
+    create_topic(watcher, "manual", 3, 3)
+    before = eventually(lambda: partitions(watcher, "manual") or None)
+    preferred = {i: p.replica_nodes[0] for i, p in before.items()}
+    (led_by_1,) = [i for i, first in preferred.items() if first == 1]
+    time.sleep(2 * HEARTBEAT_INTERVAL_MS / 1000)
+    cluster.brokers[1].stop(signal.SIGKILL)
+    eventually(lambda: partitions(watcher, "manual")[led_by_1].leader_id in (2, 3), timeout_s=10)
+    cluster.brokers[1].start()
+    eventually(lambda: all(1 in p.isr_nodes for p in partitions(watcher, "manual").values()))
+    assert partitions(watcher, "manual")[led_by_1].leader_id != 1  # nobody moved it back
+
+    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{watcher}")
+    try:
+        asked = {"manual": [0, 1, 2]}
+        first = admin.elect_leaders(0, asked, raise_errors=False)
+        codes = {
+            p.partition_id: p.error_code for p in first.replica_election_results[0].partition_result
+        }
+        assert codes == {i: 0 if i == led_by_1 else 84 for i in range(3)}
+        eventually(lambda: {i: p.leader_id for i, p in partitions(watcher, "manual").items()}
+                   == preferred)  # fmt: skip
+        again = admin.elect_leaders(0, asked, raise_errors=False)
+        assert {p.error_code for p in again.replica_election_results[0].partition_result} == {84}
+        missing = admin.elect_leaders(0, {"no-such-topic": [0]}, raise_errors=False)
+        assert [p.error_code for p in missing.replica_election_results[0].partition_result] == [3]
+    finally:
+        admin.close()

@@ -44,6 +44,7 @@ EXPECTED = {
     20: ("DeleteTopics", 1, 6, BC),
     32: ("DescribeConfigs", 1, 4, BC),
     33: ("AlterConfigs", 0, 2, BC),
+    43: ("ElectLeaders", 0, 2, BC),
     44: ("IncrementalAlterConfigs", 0, 1, BC),
     29: ("DescribeAcls", 1, 3, B),
     34: ("AlterReplicaLogDirs", 1, 2, B),
@@ -77,10 +78,35 @@ def test_the_effective_table() -> None:
 
 def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.BROKER)) == [
-        *(0, 1, 2, 3, 18, 19, 20, 21, 22, 23, 29, 32, 33, 34, 35, 37, 44, 45, 46, 55, 60, 75, 1000)
+        *(
+            0,
+            1,
+            2,
+            3,
+            18,
+            19,
+            20,
+            21,
+            22,
+            23,
+            29,
+            32,
+            33,
+            34,
+            35,
+            37,
+            43,
+            44,
+            45,
+            46,
+            55,
+            60,
+            75,
+            1000,
+        )
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(1, 18, 19, 20, 32, 33, 37, 44, 45, 46, 52, 53, 54, 55, 56, 59, 62, 63, 67, 73),
+        *(1, 18, 19, 20, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 59, 62, 63, 67, 73),
         *(1000, 1001, 1002),
     ]
 

@@ -32,6 +32,8 @@ from kafka.protocol.admin import (
     DescribeQuorumRequest,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
@@ -127,6 +129,12 @@ def _describe_topic_partitions_request(body: Any, version: int) -> None:
     assert [t.name for t in body.topics] == ["orders", "payments"]
     assert body.response_partition_limit == 10
     assert (body.cursor.topic_name, body.cursor.partition_index) == ("orders", 3)
+
+
+def _elect_leaders_request(body: Any, version: int) -> None:
+    if version >= 1:
+        assert body.election_type == 1
+    assert [(t.topic, list(t.partitions)) for t in body.topic_partitions] == [("orders", [0, 2])]
 
 
 def _describe_acls_request(body: Any, version: int) -> None:
@@ -539,6 +547,16 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_topic_partitions_request,
     ),
+    "ElectLeaders": (
+        lambda: ElectLeadersRequest(
+            election_type=1,
+            topic_partitions=[
+                ElectLeadersRequest.TopicPartitions(topic="orders", partitions=[0, 2])
+            ],
+            timeout_ms=30_000,
+        ),
+        _elect_leaders_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -625,6 +643,15 @@ def _describe_topic_partitions_response(read: Any, version: int) -> None:
     assert (list(partition.replica_nodes), list(partition.offline_replicas)) == ([1, 2], [2])
     assert list(partition.eligible_leader_replicas) == []
     assert (read.next_cursor.topic_name, read.next_cursor.partition_index) == ("orders", 4)
+
+
+def _elect_leaders_response(read: Any, version: int) -> None:
+    (result,) = read.replica_election_results
+    assert result.topic == "orders"
+    assert [(p.partition_id, p.error_code, p.error_message) for p in result.partition_result] == [
+        (0, 0, None),
+        (2, 84, "Leader election not needed for topic partition."),
+    ]
 
 
 def _create_topics_response(read: Any, version: int) -> None:
@@ -915,6 +942,27 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "next_cursor": {"topic_name": "orders", "partition_index": 4},
         },
         _describe_topic_partitions_response,
+    ),
+    "ElectLeaders": (
+        ElectLeadersResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "replica_election_results": [
+                {
+                    "topic": "orders",
+                    "partition_result": [
+                        {"partition_id": 0, "error_code": 0, "error_message": None},
+                        {
+                            "partition_id": 2,
+                            "error_code": 84,
+                            "error_message": "Leader election not needed for topic partition.",
+                        },
+                    ],
+                }
+            ],
+        },
+        _elect_leaders_response,
     ),
     "CreateTopics": (
         CreateTopicsResponse,

@@ -64,6 +64,7 @@ from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.directories import Assignment, assign_replicas_to_dirs
+from rackwise.controller.elections import ElectionType, PartitionResult, elect_leaders
 from rackwise.controller.errors import PolicyViolationException
 from rackwise.controller.heartbeat import BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
@@ -401,6 +402,16 @@ class Controller:
         if records:
             self._commit([records])
         return codes
+
+    def elect_leaders(
+        self, election_type: ElectionType, partitions: Mapping[str, Sequence[int]] | None
+    ) -> list[tuple[str, list[PartitionResult]]]:
+        """ElectLeaders (KIP-460): each topic's per-partition results, the elections committed
+        as one user write (:mod:`rackwise.controller.elections`)."""
+        records: list[Any] = []
+        results = elect_leaders(self.replication, self.state, election_type, partitions, records)
+        self._user_write(records)
+        return results
 
     def unregister_broker(self, broker_id: int) -> None:
         """UnregisterBroker."""

@@ -388,6 +388,10 @@ class ReplicationControl:
 
     # ---- leadership ------------------------------------------------------------------------
 
+    def min_isr(self, image: MetadataImage, topic_id: uuid.UUID) -> int:
+        """The topic's effective ``min.insync.replicas`` (:meth:`_topic_settings`)."""
+        return self._topic_settings(image, topic_id)[1]
+
     def _topic_settings(self, image: MetadataImage, topic_id: uuid.UUID) -> tuple[Election, int]:
         """The topic's election (UNCLEAN if ``unclean.leader.election.enable``) and its
         effective minimum ISR: ``min.insync.replicas``, at most the replication factor."""

@@ -51,6 +51,7 @@ from rackwise.controller.alter_partition import (
     AlterPartitionTopicResult,
     IsrMember,
 )
+from rackwise.controller.elections import ElectionType
 from rackwise.controller.messages import (
     ListPartitionReassignmentsTopic,
     OngoingTopicReassignment,
@@ -625,3 +626,51 @@ def list_partition_reassignments_response(
 
 def list_partition_reassignments_error(body: Any, error: ApiError) -> Any:
     return list_partition_reassignments_response(body, [], error)
+
+
+# ---- leader elections (KIP-460) ---------------------------------------------------------------
+
+
+def elect_leaders_args(body: Any) -> tuple[ElectionType, dict[str, list[int]] | None]:
+    """The election (PREFERRED before v1, which has no ``election_type``) and the partitions
+    named by topic; None for every partition."""
+    election = ElectionType.of(int(getattr(body, "election_type", ElectionType.PREFERRED)))
+    if body.topic_partitions is None:
+        return election, None
+    topics: dict[str, list[int]] = {}
+    for topic in body.topic_partitions:
+        topics.setdefault(str(topic.topic), []).extend(int(p) for p in topic.partitions)
+    return election, topics
+
+
+def elect_leaders_response(
+    body: Any,
+    results: Iterable[tuple[str, Sequence[tuple[int, int, str | None]]]],
+    error: ApiError | None = None,
+) -> Any:
+    return _response(
+        body,
+        {
+            "error_code": error.error_code if error is not None else NONE,
+            "replica_election_results": [
+                {
+                    "topic": topic,
+                    "partition_result": [
+                        {"partition_id": p, "error_code": code, "error_message": message}
+                        for p, code, message in partitions
+                    ],
+                }
+                for topic, partitions in results
+            ],
+        },
+    )
+
+
+def elect_leaders_error(body: Any, error: ApiError) -> Any:
+    """Every named partition with ``error``, and ``error`` at the top (Kafka's
+    ``ElectLeadersRequest.getErrorResponse``)."""
+    results = [
+        (str(t.topic), [(int(p), error.error_code, error.message) for p in t.partitions])
+        for t in body.topic_partitions or ()
+    ]
+    return elect_leaders_response(body, results, error)

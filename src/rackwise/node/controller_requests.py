@@ -135,6 +135,11 @@ def _describe_configs_error(body: Any, error: ApiError) -> Any:
     )
 
 
+def _elect_leaders(controller: Controller, body: Any) -> Any:
+    election, partitions = apis.elect_leaders_args(body)
+    return apis.elect_leaders_response(body, controller.elect_leaders(election, partitions))
+
+
 def _incremental_alter_configs(controller: Controller, body: Any) -> Any:
     results = controller.incremental_alter_configs(
         apis.alter_configs_args(body), validate_only=bool(body.validate_only)
@@ -168,6 +173,7 @@ ENTRIES: Final[Mapping[int, Entry]] = {
         _create_replica_placement_error, _create_replica_placement, writes=False
     ),
     ApiKey.DESCRIBE_CONFIGS: Entry(_describe_configs_error, _describe_configs, writes=False),
+    ApiKey.ELECT_LEADERS: Entry(apis.elect_leaders_error, _elect_leaders),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(apis.alter_configs_error, _incremental_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(apis.alter_configs_error, _alter_configs),
 }

@@ -88,6 +88,7 @@ FORWARDED: Final = frozenset(
         ApiKey.DESCRIBE_QUORUM,
         ApiKey.ALTER_PARTITION_REASSIGNMENTS,
         ApiKey.LIST_PARTITION_REASSIGNMENTS,
+        ApiKey.ELECT_LEADERS,
     }
 )
 """The client APIs a broker forwards to the controller."""
@@ -221,6 +222,17 @@ def error_response(request: Any, error_code: int, message: str | None) -> Any:
         return alter_configs_error(request, error_code, message)
     elif api_key == ApiKey.DESCRIBE_QUORUM:
         values = {"topics": [], "nodes": [], **item}
+    elif api_key == ApiKey.ELECT_LEADERS:
+        values = {
+            "error_code": error_code,
+            "replica_election_results": [
+                {
+                    "topic": t.topic,
+                    "partition_result": [{"partition_id": p, **item} for p in t.partitions],
+                }
+                for t in request.topic_partitions or ()
+            ],
+        }
     else:
         raise ValueError(f"BUG: api key {api_key} is not forwarded")
     return make(response, with_required(response, values))

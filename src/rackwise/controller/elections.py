@@ -1,0 +1,146 @@
+"""ElectLeaders (api 43, KIP-460) in the controller: a preferred or an unclean election for
+named partitions, or for every partition (Kafka's ``ReplicationControlManager.electLeaders``),
+as ``kafka-leader-election.sh`` asks for it.
+
+Goals
+    * PREFERRED: a partition not led by its first replica gets that replica as leader when it
+      may lead (in the ISR, its broker unfenced and not shutting down, its directory online).
+      UNCLEAN: a partition without a leader gets one, from the ISR if it can, else from any
+      replica that may lead (the data the ISR had past that replica's log is lost, as
+      ``unclean.leader.election.enable`` would lose it).
+    * Per partition answers as Kafka's: ELECTION_NOT_NEEDED (84) when the partition already
+      has what the election would give it; PREFERRED_LEADER_NOT_AVAILABLE (80) or
+      ELIGIBLE_LEADERS_NOT_AVAILABLE (83) when no record could be written;
+      UNKNOWN_TOPIC_OR_PARTITION (3) for a topic or partition the image lacks. With no
+      partitions named, every partition is tried and those that needed nothing are left out.
+
+Constraints
+    Records only: the caller commits them (one user write, at most
+    ``MAX_RECORDS_PER_USER_OP`` records).
+
+Worked example
+    t-0 has replicas [2, 1, 3], ISR [1, 2, 3] and leader 1 (broker 2 came back after a
+    restart). A PREFERRED election for t-0 writes a PartitionChangeRecord with leader 2 and
+    answers t-0 with NONE; asked again, it answers ELECTION_NOT_NEEDED.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from rackwise.common.errors import InvalidRequestException
+from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
+from rackwise.controller.partition_change import Election
+from rackwise.controller.reassignment import build_change
+from rackwise.controller.replication import ReplicationControl
+from rackwise.controller.state import ControllerState
+from rackwise.records.constants import NO_LEADER
+
+NONE: Final = 0
+UNKNOWN_TOPIC_OR_PARTITION: Final = 3
+PREFERRED_LEADER_NOT_AVAILABLE: Final = 80
+ELIGIBLE_LEADERS_NOT_AVAILABLE: Final = 83
+ELECTION_NOT_NEEDED: Final = 84
+MESSAGES: Final = {
+    PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
+    ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
+    ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+}
+"""Kafka's own messages for these codes (``Errors``), which it sends with them."""
+
+PartitionResult = tuple[int, int, str | None]
+"""(partition id, error code, error message)."""
+
+
+class ElectionType(enum.IntEnum):
+    """The request's ``ElectionType`` (Kafka's ``org.apache.kafka.common.ElectionType``)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+    @classmethod
+    def of(cls, value: int) -> ElectionType:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidRequestException(f"Unknown election type {value}") from None
+
+
+def elect_leaders(
+    replication: ReplicationControl,
+    state: ControllerState,
+    election_type: ElectionType,
+    partitions: Mapping[str, Sequence[int]] | None,
+    records: list[Any],
+) -> list[tuple[str, list[PartitionResult]]]:
+    """Each topic's results, in the request's order (by name for every partition), and the
+    records of the elections (module docstring)."""
+    image = state.image
+    results: list[tuple[str, list[PartitionResult]]] = []
+    if partitions is None:
+        for name in sorted(image.topics_by_name):
+            topic = image.topics_by_name[name]
+            tried = [
+                _elect(replication, state, name, p, election_type, records)
+                for p in sorted(topic.partitions)
+            ]
+            results.append((name, [r for r in tried if r[1] != ELECTION_NOT_NEEDED]))
+        return results
+    for name, ids in partitions.items():
+        results.append(
+            (name, [_elect(replication, state, name, p, election_type, records) for p in ids])
+        )
+    return results
+
+
+def _elect(
+    replication: ReplicationControl,
+    state: ControllerState,
+    name: str,
+    partition_id: int,
+    election_type: ElectionType,
+    records: list[Any],
+) -> PartitionResult:
+    image = state.image
+    topic = image.topic(name)
+    if topic is None:
+        return partition_id, UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
+    partition = topic.partitions.get(partition_id)
+    if partition is None:
+        return (
+            partition_id,
+            UNKNOWN_TOPIC_OR_PARTITION,
+            (f"No such partition as {name}-{partition_id}"),
+        )
+    preferred = partition.replicas[0] if partition.replicas else NO_LEADER
+    if (election_type is ElectionType.PREFERRED and partition.leader == preferred) or (
+        election_type is ElectionType.UNCLEAN and partition.leader != NO_LEADER
+    ):
+        return partition_id, ELECTION_NOT_NEEDED, MESSAGES[ELECTION_NOT_NEEDED]
+
+    def acceptable(broker: int) -> bool:
+        return is_active(image, broker) and has_online_dir(
+            image, broker, replica_directory(partition, broker)
+        )
+
+    record = build_change(
+        partition,
+        topic.topic_id,
+        acceptable,
+        election=Election.PREFERRED
+        if election_type is ElectionType.PREFERRED
+        else Election.UNCLEAN,
+        elr_enabled=replication.config.elr_enabled,
+        min_isr=replication.min_isr(image, topic.topic_id),
+    )
+    if record is None:
+        code = (
+            PREFERRED_LEADER_NOT_AVAILABLE
+            if election_type is ElectionType.PREFERRED
+            else ELIGIBLE_LEADERS_NOT_AVAILABLE
+        )
+        return partition_id, code, MESSAGES[code]
+    records.append(record)
+    return partition_id, NONE, None
