@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from rackwise.net import NetworkException
 from rackwise.protocol import ApiKey, Listener, apis_for
 from rackwise.records import iter_batches, kafka_uuid
 from rackwise.records.metadata import RegisterBrokerRecord, TopicRecord
@@ -263,6 +264,30 @@ def test_malformed_frames_do_not_stop_the_controller(controller_factory: Any) ->
 
     assert run(scenario())
     assert controller.stop() == 0
+
+
+def test_a_single_controller_closes_a_raft_request_and_goes_on(controller_factory: Any) -> None:
+    """A Vote meant for a quorum's voters reaches a controller that is its own only voter: the
+    connection closes with one log line, and the controller serves the next client."""
+    controller: ControllerProcess = controller_factory()
+    controller.start()
+
+    async def scenario() -> bool:
+        async with await controller.connect() as conn:
+            with pytest.raises(NetworkException, match="closed"):
+                await conn.request(
+                    ApiKey.VOTE,
+                    version=0,
+                    timeout_s=5,
+                    cluster_id=None,
+                    topics=[],
+                )
+        async with await controller.connect() as conn:
+            return int((await register(conn, 5)).error_code) == 0
+
+    assert run(scenario())
+    assert controller.stop() == 0
+    assert re.search(r"after Vote v0: Vote is between the voters of a quorum", controller.stderr())
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,12 @@ from rackwise.common.errors import RackwiseError
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, SnapshotJob
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
-from rackwise.net import ThreadedKafkaServer, current_connection, start_threaded_server
+from rackwise.net import (
+    CloseConnection,
+    ThreadedKafkaServer,
+    current_connection,
+    start_threaded_server,
+)
 from rackwise.node import controller_apis as apis
 from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
 from rackwise.node.controller_requests import ENTRIES, describe_quorum_response
@@ -91,6 +96,7 @@ from rackwise.protocol import (
     Listener,
     Request,
     SupportedFeature,
+    api_name,
     api_versions_response,
     make,
     response_class,
@@ -486,7 +492,12 @@ class ControllerNode:
             return self._describe_quorum(request.header.api_version)
         entry = ENTRIES.get(key)
         if entry is None or entry.answer is None:
-            raise RackwiseError(f"BUG: no handler for api key {key} on the controller listener")
+            # Vote, Fetch and the rest of Raft's own APIs, from a controller that takes this
+            # one for a member of a larger quorum: this one is its only voter.
+            raise CloseConnection(
+                f"{api_name(key)} is between the voters of a quorum; controller "
+                f"{self.config.node_id} is the only voter of its own"
+            )
         answer = partial(entry.answer, controller, body)
         fail = partial(entry.error, body)
         if entry.writes:
