@@ -12,28 +12,19 @@ from typing import Any
 from rackwise.image import replay
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.data_plane import DataPlane
-from rackwise.records import PartitionRecord, TopicRecord
+from rackwise.records import TopicRecord
 from tests.node.conftest import run
+from tests.node.test_broker_apis import partition
 
 TOPIC_ID = uuid.UUID(int=7)
 
 
 def _image_with_one_replica_here() -> Any:
+    """t-0 on this broker alone, with no directory recorded for it yet."""
     return replay(
         [
             TopicRecord(name="t", topic_id=TOPIC_ID),
-            PartitionRecord(
-                partition_id=0,
-                topic_id=TOPIC_ID,
-                replicas=(1,),
-                isr=(1,),
-                removing_replicas=(),
-                adding_replicas=(),
-                leader=1,
-                leader_epoch=0,
-                partition_epoch=0,
-                directories=(),  # no directory recorded yet
-            ),
+            partition(0, (1,), (1,), 1, topic_id=TOPIC_ID, directories=()),
         ]
     )
 

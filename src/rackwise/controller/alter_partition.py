@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
+from rackwise.controller.brokers import leader_acceptor
 from rackwise.controller.errors import NONE
 from rackwise.controller.partition_change import Election
 from rackwise.controller.reassignment import build_change
@@ -246,16 +246,10 @@ def alter_partition(
                 answers.append(AlterPartitionResult(data.partition_index, error))
                 continue
             election, min_isr = topic_settings(image, topic.topic_id)
-
-            def acceptable(broker: int, partition: PartitionRegistration = partition) -> bool:
-                return is_active(image, broker) and has_online_dir(
-                    image, broker, replica_directory(partition, broker)
-                )
-
             record = build_change(  # completes a reassignment the new ISR allows
                 partition,
                 topic.topic_id,
-                acceptable,
+                leader_acceptor(image, partition),
                 target_isr=[m.broker_id for m in data.new_isr],
                 election=election,
                 elr_enabled=elr_enabled,

@@ -4,6 +4,7 @@ who may lead, where a new replica's log directory is, which brokers a placer may
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.placement import BrokerInfo
@@ -50,6 +51,20 @@ def replica_directory(partition: PartitionRegistration, broker_id: int) -> uuid.
         if replica == broker_id:
             return directory
     return DIRECTORY_UNASSIGNED
+
+
+def leader_acceptor(
+    image: MetadataImage, partition: PartitionRegistration
+) -> Callable[[int], bool]:
+    """Whether a replica of ``partition`` may lead or join its ISR (Kafka's
+    ``LeaderAcceptor``): its broker is active and the replica's directory is online."""
+
+    def acceptable(broker_id: int) -> bool:
+        return is_active(image, broker_id) and has_online_dir(
+            image, broker_id, replica_directory(partition, broker_id)
+        )
+
+    return acceptable
 
 
 def default_dir(image: MetadataImage, broker_id: int) -> uuid.UUID:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from rackwise.common.errors import InvalidRequestException
-from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
+from rackwise.controller.brokers import leader_acceptor
 from rackwise.controller.partition_change import Election
 from rackwise.controller.reassignment import build_change
 from rackwise.controller.replication import ReplicationControl
@@ -66,6 +66,13 @@ class ElectionType(enum.IntEnum):
             return cls(value)
         except ValueError:
             raise InvalidRequestException(f"Unknown election type {value}") from None
+
+
+ELECTIONS: Final = {
+    ElectionType.PREFERRED: Election.PREFERRED,
+    ElectionType.UNCLEAN: Election.UNCLEAN,
+}
+"""The partition change builder's election for each type."""
 
 
 def elect_leaders(
@@ -109,29 +116,18 @@ def _elect(
         return partition_id, UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
     partition = topic.partitions.get(partition_id)
     if partition is None:
-        return (
-            partition_id,
-            UNKNOWN_TOPIC_OR_PARTITION,
-            (f"No such partition as {name}-{partition_id}"),
-        )
+        message = f"No such partition as {name}-{partition_id}"
+        return partition_id, UNKNOWN_TOPIC_OR_PARTITION, message
     preferred = partition.replicas[0] if partition.replicas else NO_LEADER
     if (election_type is ElectionType.PREFERRED and partition.leader == preferred) or (
         election_type is ElectionType.UNCLEAN and partition.leader != NO_LEADER
     ):
         return partition_id, ELECTION_NOT_NEEDED, MESSAGES[ELECTION_NOT_NEEDED]
-
-    def acceptable(broker: int) -> bool:
-        return is_active(image, broker) and has_online_dir(
-            image, broker, replica_directory(partition, broker)
-        )
-
     record = build_change(
         partition,
         topic.topic_id,
-        acceptable,
-        election=Election.PREFERRED
-        if election_type is ElectionType.PREFERRED
-        else Election.UNCLEAN,
+        leader_acceptor(image, partition),
+        election=ELECTIONS[election_type],
         elr_enabled=replication.config.elr_enabled,
         min_isr=replication.min_isr(image, topic.topic_id),
     )

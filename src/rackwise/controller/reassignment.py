@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from rackwise.common import InvalidReplicationFactorException, RackwiseError
-from rackwise.controller.brokers import default_dir, has_online_dir, is_active, replica_directory
+from rackwise.controller.brokers import default_dir, leader_acceptor
 from rackwise.controller.errors import (
     ApiError,
     InvalidReplicaAssignmentException,
@@ -254,16 +254,6 @@ class _Reassigner:
         self.elr_enabled = elr_enabled
         self.allow_replication_factor_change = allow_replication_factor_change
 
-    def acceptable(self, partition: PartitionRegistration) -> Callable[[int], bool]:
-        image = self.image
-
-        def accept(broker: int) -> bool:
-            return is_active(image, broker) and has_online_dir(
-                image, broker, replica_directory(partition, broker)
-            )
-
-        return accept
-
     def reassign(self, topic_name: str, request: ReassignablePartition) -> Any | None:
         """The record for one partition (None: nothing changes), or raises its error."""
         topic = self.image.topic(topic_name)
@@ -288,7 +278,7 @@ class _Reassigner:
         return build_change(
             partition,
             topic.topic_id,
-            self.acceptable(partition),
+            leader_acceptor(self.image, partition),
             target=ReassignmentReplicas.of(partition.replicas, request.replicas),
             elr_enabled=self.elr_enabled,
             min_isr=min_isr,
@@ -326,7 +316,7 @@ class _Reassigner:
         return build_change(
             partition,
             topic_id,
-            self.acceptable(partition),
+            leader_acceptor(self.image, partition),
             target_isr=isr,
             target=ReassignmentReplicas(replicas),
             election=Election.UNCLEAN if unclean else Election.ONLINE,

@@ -41,7 +41,12 @@ from rackwise.controller.alter_partition import (
     AlterPartitionTopicResult,
     alter_partition,
 )
-from rackwise.controller.brokers import has_online_dir, is_active, replica_directory
+from rackwise.controller.brokers import (
+    has_online_dir,
+    is_active,
+    leader_acceptor,
+    replica_directory,
+)
 from rackwise.controller.config import (
     MIN_INSYNC_REPLICAS,
     UNCLEAN_LEADER_ELECTION,
@@ -578,16 +583,10 @@ class ReplicationControl:
                 )
             if topic_id not in min_isrs:
                 min_isrs[topic_id] = self._topic_settings(image, topic_id)[1]
-
-            def acceptable(broker: int, partition: Any = partition) -> bool:
-                return is_active(image, broker) and has_online_dir(
-                    image, broker, replica_directory(partition, broker)
-                )
-
             record = build_change(
                 partition,
                 topic_id,
-                acceptable,
+                leader_acceptor(image, partition),
                 election=Election.PREFERRED,
                 elr_enabled=self.config.elr_enabled,
                 min_isr=min_isrs[topic_id],
