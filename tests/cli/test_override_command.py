@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from rackwise.formats.properties import format_properties
 from rackwise.node.cluster_plan import (
     ClusterError,
     NodeSpec,
     check_overrides,
     node_properties,
-    render_properties,
 )
 from rackwise.node.config import (
     BROKER_ROLE,
@@ -48,7 +48,7 @@ def _rackwise(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
 def _write_node(tmp_path: Path, node: NodeSpec) -> Path:
     props = node_properties(node, CONTROLLER, tmp_path / node.name, None, "cluster-id")
     path = tmp_path / f"{node.name}.properties"
-    path.write_text(render_properties(props, node.name), encoding="utf-8")
+    path.write_text(format_properties(props, [node.name]), encoding="utf-8")
     return path
 
 

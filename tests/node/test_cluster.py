@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rackwise.formats.properties import format_properties, parse_properties
 from rackwise.node.cluster import (
     down,
     free_ports,
@@ -33,9 +34,8 @@ from rackwise.node.cluster_plan import (
     parse_cluster_document,
     parse_racks,
     plan_cluster,
-    render_properties,
 )
-from rackwise.node.config import load_node_config, parse_properties
+from rackwise.node.config import load_node_config
 
 RACKS = ["/dc1/r1", "/dc1/r2", "/dc2/r1"]
 
@@ -73,7 +73,7 @@ def test_properties_are_accepted_by_the_processes_config(tmp_path: Path) -> None
     for node in (controller, broker):
         props = node_properties(node, controller, tmp_path / node.name, "multi-level")
         path = tmp_path / f"{node.name}.properties"
-        path.write_text(render_properties(props, "test"))
+        path.write_text(format_properties(props, ["test"]))
         assert parse_properties(path.read_text()) == props
         config = load_node_config(path)
         assert config.node_id == node.id
@@ -97,7 +97,7 @@ def test_every_node_of_a_cluster_shares_one_cluster_id(tmp_path: Path) -> None:
     assert ids == {cluster_id}
     path = tmp_path / "broker.properties"
     path.write_text(
-        render_properties(node_properties(nodes[1], nodes[0], tmp_path, None, cluster_id), "t")
+        format_properties(node_properties(nodes[1], nodes[0], tmp_path, None, cluster_id), ["t"])
     )
     assert load_node_config(path).cluster_id == cluster_id
 
@@ -206,7 +206,7 @@ def test_up_again_keeps_each_nodes_properties_and_refuses_another_placer(tmp_pat
     for node in nodes:
         (tmp_path / node.name).mkdir()
         props = node_properties(node, nodes[0], tmp_path / node.name, "multi-level")
-        (tmp_path / node.name / "server.properties").write_text(render_properties(props, "x"))
+        (tmp_path / node.name / "server.properties").write_text(format_properties(props, ["x"]))
     with pytest.raises(
         ClusterError, match=r"sets broker\.replica\.placer=multi-level, not striped"
     ):

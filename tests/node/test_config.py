@@ -1,13 +1,10 @@
-"""Node configuration: the .properties syntax as Java reads it, and the keys each role accepts,
-with errors that name the key."""
+"""Node configuration: the keys each role accepts, with errors that name the key."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from rackwise.node.config import (
     ConfigException,
@@ -15,7 +12,7 @@ from rackwise.node.config import (
     NodeConfig,
     Voter,
     load_node_config,
-    parse_properties,
+    load_properties,
 )
 
 CONTROLLER = {
@@ -37,64 +34,11 @@ BROKER = {
 }
 
 
-def test_java_properties_syntax() -> None:
-    text = (
-        "# a comment\n"
-        "! another\n"
-        "\n"
-        "a=1\n"
-        "b : 2\n"
-        "c 3\n"
-        "  d=  spaced value  \n"
-        "e=one,\\\n"
-        "    two\n"
-        "f=tab\\there\\u0041\n"
-        "g\\=h=x\n"
-        "i=ends with backslash\\\\\n"
-        "j\n"
-        "a=override\n"
-    )
-    assert parse_properties(text) == {
-        "a": "override",
-        "b": "2",
-        "c": "3",
-        "d": "spaced value  ",
-        "e": "one,two",
-        "f": "tab\thereA",
-        "g=h": "x",
-        "i": "ends with backslash\\",
-        "j": "",
-    }
-
-
-def test_a_malformed_unicode_escape_is_refused() -> None:
-    with pytest.raises(ConfigException, match="Malformed"):
-        parse_properties("a=\\u12g4\n")
-
-
-@given(
-    st.dictionaries(
-        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1),
-        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))),
-        max_size=5,
-    )
-)
-def test_escaped_keys_and_values_read_back(entries: dict[str, str]) -> None:
-    def escape(text: str, is_key: bool) -> str:
-        out = []
-        for i, char in enumerate(text):
-            if char in "\\=:#!" or (char == " " and (is_key or i == 0)):
-                out.append("\\" + char)
-            elif char in "\t\n\r\f":
-                out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[char])
-            elif not char.isprintable() or char in "\x0b\x1c\x1d\x1e\x85\u2028\u2029":
-                out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else char)
-            else:
-                out.append(char)
-        return "".join(out)
-
-    text = "".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in entries.items())
-    assert parse_properties(text) == entries
+def test_a_malformed_properties_file_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text("a=\\u12g4\n")
+    with pytest.raises(ConfigException, match=r"server\.properties: .*malformed"):
+        load_properties(path)
 
 
 def test_a_controller() -> None:

@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     start = actions.add_parser(
         "up",
         help="start the cluster, or restart whichever of its processes are not running",
-        description="Start a controller (node id 3000) and N brokers (node ids 1..N) as "
+        description="Start the controllers (node ids 3000 up) and N brokers (node ids 1..N) as "
         "separate processes on 127.0.0.1, wait until every broker is registered and unfenced, "
         "and print their addresses; DIR gets cluster.json and one directory per node with its "
         "server.properties, server.log and data. "

@@ -1,4 +1,5 @@
-"""Kafka's JSON file formats, read and written exactly, plus rackwise's broker list.
+"""Kafka's JSON file formats and Java's ``.properties``, read and written exactly, plus
+rackwise's broker list.
 
 Every reader is ``parse_<format>(text: str)`` and returns frozen values; every writer is
 ``format_<format>(value) -> str`` and prints what Kafka's tools print, byte for byte where they
@@ -12,6 +13,8 @@ offending field by position (``partitions[3].replicas``) and the offending value
 * :mod:`~rackwise.formats.brokers`: rackwise's own broker list (ids, racks, fencing).
 * :mod:`~rackwise.formats.registration`: a ZooKeeper-mode broker's registration (KIP-36,
   version 3 written, versions 1 and up read).
+* :mod:`~rackwise.formats.properties`: ``server.properties`` and ``meta.properties``, as
+  ``java.util.Properties`` reads and writes them.
 """
 
 from rackwise.formats.brokers import BrokerEntry, format_broker_list, parse_broker_list

@@ -1,6 +1,6 @@
 """The broker process (KIP-631): register with the controller, heartbeat, follow the metadata
 log, and serve Kafka clients on its listeners (Kafka's ``BrokerServer`` with its
-``BrokerLifecycleManager``, for the control plane; the data path comes later).
+``BrokerLifecycleManager``). The data the broker stores is :mod:`rackwise.node.data_plane`'s.
 
 Goals
     * Registration: BrokerRegistration with ``broker.rack``, the advertised listeners (ports as
@@ -23,34 +23,20 @@ Goals
 Constraints
     Four connections to the controller, so that none waits on another: heartbeats, the
     metadata fetch (a long poll), forwarded writes and ISR changes. SIGTERM stops the broker
-    promptly without unregistering (the controller fences it when its lease runs out).
-
-Log directories
-    Each ``log.dirs`` entry holds a ``meta.properties`` as Kafka writes it (``version=1``,
-    ``node.id``, ``directory.id``, and ``cluster.id`` when known), created on first start;
-    a ``node.id`` there that differs from the configured one is refused, naming the file.
-
-Cluster id
-    ``cluster.id`` from the configuration, else from ``meta.properties``, is sent to the
-    controller (which refuses a different one). A broker without either tells clients an id
-    derived from the controller addresses it was given (the same for every broker of the
-    cluster), since clients need one: librdkafka fails on a null cluster id.
+    promptly without unregistering (the controller fences it when its lease runs out). Its
+    log directories and the cluster id it tells clients: :mod:`rackwise.node.meta_properties`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from rackwise.common.errors import RackwiseError
 from rackwise.controller.quorum import METADATA_VERSION_LEVEL
 from rackwise.image import MetadataImage
 from rackwise.net import (
@@ -69,7 +55,6 @@ from rackwise.node.config import (
     Endpoint,
     NodeConfig,
     load_node_config,
-    load_properties,
 )
 from rackwise.node.controller_channel import ControllerChannel
 from rackwise.node.data_apis import DataApis
@@ -80,17 +65,22 @@ from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.isr import IsrManager
 from rackwise.node.log_dirs import DirectoryAssigner
 from rackwise.node.loop_thread import LoopThread, Signal
+from rackwise.node.meta_properties import (
+    LogDirectory,
+    derived_cluster_id,
+    ensure_log_dirs,
+    stored_cluster_id,
+)
 from rackwise.node.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.node.topic_partitions import describe_topic_partitions
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
-from rackwise.records import kafka_uuid, parse_kafka_uuid
+from rackwise.records import kafka_uuid
 from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
 
 LOG: Final = logging.getLogger("rackwise.node.broker")
 
-META_PROPERTIES: Final = "meta.properties"
 NONE: Final = 0
 STALE_BROKER_EPOCH: Final = 77
 BROKER_ID_NOT_REGISTERED: Final = 102
@@ -104,8 +94,6 @@ READY_WAIT_S: Final = 10.0
 SHUT_DOWN_WARNING_INTERVAL_S: Final = 60.0
 BYTES_OUT_REPORT_S: Final = 5.0
 """How often the bytes sent to consumers and followers are logged (when they changed)."""
-RESERVED_UUIDS: Final = 100
-"""Kafka reserves the uuids below 100 (``Uuid.RESERVED``): no directory id takes one."""
 
 
 def control_error(code: int) -> str:
@@ -120,108 +108,6 @@ def fencing_transition(was_fenced: bool, is_fenced: bool) -> str | None:
     if was_fenced == is_fenced:
         return None
     return "fenced by the controller" if is_fenced else "unfenced by the controller"
-
-
-class BrokerStartupError(RackwiseError):
-    """A broker that cannot start as configured (its log directories disagree with it)."""
-
-
-# ---- log directories ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LogDirectory:
-    """One ``log.dirs`` entry and the id its ``meta.properties`` gives it."""
-
-    path: Path
-    directory_id: uuid.UUID
-
-
-def _new_directory_id() -> uuid.UUID:
-    while True:
-        candidate = uuid.uuid4()
-        if candidate.int >= RESERVED_UUIDS:
-            return candidate
-
-
-def render_meta_properties(values: dict[str, str]) -> str:
-    """``meta.properties`` as Kafka writes it: a comment, then ``key=value`` lines, sorted."""
-    lines = ["#", f"#{time.strftime('%a %b %d %H:%M:%S UTC %Y', time.gmtime())}"]
-    lines.extend(f"{key}={values[key]}" for key in sorted(values))
-    return "\n".join(lines) + "\n"
-
-
-def ensure_log_dirs(
-    paths: Sequence[Path], node_id: int, cluster_id: str | None
-) -> list[LogDirectory]:
-    """Each log directory with its id: read from its ``meta.properties``, or created with a
-    new id on first start (the file written to a temporary name and renamed into place)."""
-    result = []
-    for path in paths:
-        try:
-            result.append(_ensure_log_dir(path, node_id, cluster_id))
-        except OSError as e:  # KIP-112: a directory that fails at start is offline
-            LOG.error("Failed to use log dir %s, it is offline: %s", path, e)
-    if not result:
-        raise BrokerStartupError(
-            "Shutdown broker because none of the specified log dirs from "
-            f"{','.join(str(p) for p in paths)} can be created or validated"
-        )
-    return result
-
-
-def _ensure_log_dir(path: Path, node_id: int, cluster_id: str | None) -> LogDirectory:
-    path.mkdir(parents=True, exist_ok=True)
-    meta = path / META_PROPERTIES
-    props: dict[str, str] = {}
-    if meta.exists():
-        props = dict(load_properties(meta))
-        stored = props.get("node.id")
-        if stored is not None and stored.strip() != str(node_id):
-            raise BrokerStartupError(
-                f"Stored node id {stored.strip()} doesn't match previous node id "
-                f"{node_id} in {meta}. If you moved your data, make sure your configured "
-                "node id matches."
-            )
-        stored_cluster = props.get("cluster.id")
-        if cluster_id and stored_cluster and stored_cluster != cluster_id:
-            raise BrokerStartupError(
-                f"Invalid cluster.id in {meta}. Expected {stored_cluster}, but read "
-                f"{cluster_id} from the configuration"
-            )
-        text = props.get("directory.id")
-        if text:
-            return LogDirectory(path, parse_kafka_uuid(text.strip()))
-    values = {**props, "version": "1", "node.id": str(node_id)}
-    directory_id = _new_directory_id()
-    values["directory.id"] = kafka_uuid(directory_id)
-    if cluster_id and "cluster.id" not in values:
-        values["cluster.id"] = cluster_id
-    temp = meta.with_name(META_PROPERTIES + ".tmp")
-    temp.write_text(render_meta_properties(values), encoding="utf-8")
-    temp.replace(meta)
-    return LogDirectory(path, directory_id)
-
-
-def derived_cluster_id(controller_addresses: Sequence[tuple[str, int]]) -> str:
-    """A cluster id for a broker configured without one: the same for every broker given the
-    same controller addresses (a hash of them, as a Kafka uuid string). Clients need one
-    (librdkafka fails on a null cluster id); it is never written to ``meta.properties`` nor
-    sent to the controller, so configuring ``cluster.id`` later is not a mismatch."""
-    text = ",".join(f"{host}:{port}" for host, port in sorted(controller_addresses))
-    digest = hashlib.sha256(f"rackwise-cluster:{text}".encode()).digest()
-    return kafka_uuid(uuid.UUID(bytes=digest[:16]))
-
-
-def stored_cluster_id(paths: Sequence[Path]) -> str | None:
-    """The ``cluster.id`` recorded in the first log directory that has one."""
-    for path in paths:
-        meta = path / META_PROPERTIES
-        if meta.exists():
-            value = load_properties(meta).get("cluster.id", "").strip()
-            if value:
-                return value
-    return None
 
 
 # ---- the broker --------------------------------------------------------------------------------

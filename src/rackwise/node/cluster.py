@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Final
 
 from rackwise.client.admin import Admin, AdminError
+from rackwise.formats.properties import format_properties
 from rackwise.node.cluster_plan import (
     HOST,
     NOT_RUNNING,
@@ -78,7 +79,6 @@ from rackwise.node.cluster_plan import (
     node_properties,
     parse_cluster_document,
     plan_cluster,
-    render_properties,
 )
 from rackwise.node.config import CLUSTER_ID, NodeConfig, load_properties, overrides_for_role
 from rackwise.placement import REPLICA_PLACER_CONFIG
@@ -356,7 +356,7 @@ def _write_configs(
     for state in states:
         (directory / state.spec.name).mkdir(parents=True, exist_ok=True)
     for node, props in new:
-        text = render_properties(props, f"{node.name}, by rackwise cluster up")
+        text = format_properties(props, [f" {node.name}, by rackwise cluster up"])
         write_atomically(config_path(directory, node), text)
 
 

@@ -272,20 +272,6 @@ def broker_log_dirs(node_dir: Path, count: int) -> list[Path]:
     return [node_dir / f"data-{i}" for i in range(1, count + 1)]
 
 
-def render_properties(props: Mapping[str, str], comment: str) -> str:
-    """A ``.properties`` file, one ``key=value`` a line after a ``#`` comment."""
-    lines = [f"# {comment}"]
-    for key, value in props.items():
-        lines.append(f"{key}={_escape(value)}")
-    return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    """Escape what java.util.Properties would read otherwise: backslashes, leading spaces."""
-    escaped = value.replace("\\", "\\\\")
-    return "\\" + escaped if escaped.startswith(" ") else escaped
-
-
 def cluster_document(states: Sequence[NodeState]) -> dict[str, Any]:
     """The ``cluster.json`` document."""
     return {

@@ -18,11 +18,9 @@ Constraints
       space); a controller's must be one of the voters, when voters are listed.
 
 Algorithm
-    :func:`parse_properties` follows ``java.util.Properties.load``: logical lines joined at a
-    trailing odd number of backslashes (leading blanks of the next line dropped), ``#`` and
-    ``!`` comment lines, the key ended by the first unescaped ``=``, ``:`` or blank, escapes
-    ``\\t \\n \\r \\f \\uXXXX`` and ``\\x`` for any other ``x``; a later key wins.
-    :meth:`NodeConfig.from_properties` checks the keys against the role's set, then each value.
+    :func:`load_properties` reads the file as ``java.util.Properties.load`` does
+    (:mod:`rackwise.formats.properties`). :meth:`NodeConfig.from_properties` checks the keys
+    against the role's set, then each value.
 
 Worked example
     ``node.id=1``, ``process.roles=controller``, ``listeners=CONTROLLER://:9093``,
@@ -41,9 +39,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from rackwise.common.errors import RackwiseError
+from rackwise.common.errors import InvalidFormatException, RackwiseError
 from rackwise.controller import CONTROLLER_KEYS, ControllerConfig
 from rackwise.controller.errors import InvalidConfigurationException
+from rackwise.formats.properties import parse_properties
 from rackwise.metalog import DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, DEFAULT_SEGMENT_BYTES
 from rackwise.net.limits import (
     CONNECTIONS_MAX_IDLE_MS,
@@ -159,90 +158,13 @@ class ConfigException(RackwiseError, ValueError):
     error_code = 40  # INVALID_CONFIG
 
 
-# ---- the .properties syntax -----------------------------------------------------------------
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """The key/value pairs of a ``.properties`` document (``java.util.Properties.load``)."""
-    result: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_entry(line)
-        result[_unescape(key)] = _unescape(value)
-    return result
-
-
 def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The properties of the file at ``path`` (UTF-8, as Java 9+ reads them)."""
-    return parse_properties(Path(path).read_text(encoding="utf-8"))
-
-
-def _logical_lines(text: str) -> list[str]:
-    lines: list[str] = []
-    pending: str | None = None
-    for raw in text.splitlines():
-        natural = raw.lstrip(" \t\f")
-        if pending is None and (not natural or natural[0] in "#!"):
-            continue
-        trailing = len(natural) - len(natural.rstrip("\\"))
-        continued = trailing % 2 == 1
-        piece = natural[:-1] if continued else natural
-        pending = piece if pending is None else pending + piece
-        if not continued:
-            lines.append(pending)
-            pending = None
-    if pending is not None:
-        lines.append(pending)
-    return lines
-
-
-def _split_entry(line: str) -> tuple[str, str]:
-    i = 0
-    n = len(line)
-    while i < n:
-        char = line[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char in "=: \t\f":
-            break
-        i += 1
-    key = line[:i]
-    j = i
-    while j < n and line[j] in " \t\f":
-        j += 1
-    if j < n and line[j] in "=:":
-        j += 1
-        while j < n and line[j] in " \t\f":
-            j += 1
-    return key, line[j:]
-
-
-_ESCAPES: Final = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char != "\\" or i + 1 == len(text):
-            if char != "\\":
-                out.append(char)
-            i += 1
-            continue
-        escaped = text[i + 1]
-        if escaped == "u":
-            digits = text[i + 2 : i + 6]
-            if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
-                raise ConfigException(f"Malformed \\uxxxx encoding in {text!r}")
-            out.append(chr(int(digits, 16)))
-            i += 6
-            continue
-        out.append(_ESCAPES.get(escaped, escaped))
-        i += 2
-    return "".join(out)
+    """The properties of the file at ``path`` (UTF-8, as Java 9+ reads them); a malformed file
+    raises :class:`ConfigException` naming it."""
+    try:
+        return parse_properties(Path(path).read_text(encoding="utf-8"))
+    except InvalidFormatException as e:
+        raise ConfigException(f"{path}: {e}") from None
 
 
 # ---- values ---------------------------------------------------------------------------------
