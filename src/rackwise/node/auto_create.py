@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from rackwise.controller.names import invalid_topic_reason
@@ -38,33 +38,44 @@ class AutoTopicCreator:
         self._pending: dict[str, asyncio.Task[None]] = {}
 
     def __call__(self, name: str) -> None:
+        self.create(name)
+
+    def create(
+        self,
+        name: str,
+        num_partitions: int = DEFAULT_FROM_CONTROLLER,
+        replication_factor: int = DEFAULT_FROM_CONTROLLER,
+        configs: Mapping[str, str] | None = None,
+    ) -> None:
+        """Create ``name`` in the background, with the cluster's defaults unless told (an
+        internal topic has its own: ``__consumer_offsets``)."""
         if name in self._pending or invalid_topic_reason(name) is not None:
             return
         if len(self._pending) >= MAX_PENDING:
             return
-        self._pending[name] = asyncio.create_task(self._create(name), name=f"auto-create-{name}")
+        topic = {
+            "name": name,
+            "num_partitions": num_partitions,
+            "replication_factor": replication_factor,
+            "assignments": [],
+            "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+        }
+        self._pending[name] = asyncio.create_task(self._create(topic), name=f"auto-create-{name}")
 
-    async def _create(self, name: str) -> None:
+    async def _create(self, topic: dict[str, Any]) -> None:
+        name = topic["name"]
         request: Any = make(
             request_class(ApiKey.CREATE_TOPICS, CREATE_TOPICS_VERSION),
             {
-                "topics": [
-                    {
-                        "name": name,
-                        "num_partitions": DEFAULT_FROM_CONTROLLER,
-                        "replication_factor": DEFAULT_FROM_CONTROLLER,
-                        "assignments": [],
-                        "configs": [],
-                    }
-                ],
+                "topics": [topic],
                 "timeout": TIMEOUT_MS,
                 "validate_only": False,
             },
         )
         try:
             response = await self.forward(request)
-            for topic in response.topics:
-                code = int(topic.error_code)
+            for answered in response.topics:
+                code = int(answered.error_code)
                 if code not in (0, 36):  # NONE, TOPIC_ALREADY_EXISTS
                     LOG.info("auto-creation of topic %r refused: error %d", name, code)
                 else:

@@ -62,6 +62,7 @@ from rackwise.node.data_config import DataPathConfig
 from rackwise.node.data_plane import DataPlane
 from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
+from rackwise.node.group_coordinator import GroupCoordinator
 from rackwise.node.isr import IsrManager
 from rackwise.node.log_dirs import DirectoryAssigner
 from rackwise.node.loop_thread import LoopThread, Signal
@@ -196,6 +197,14 @@ class Broker:
             auto_create=self.auto_create if self.data_config.auto_create_topics_enable else None,
             on_change=self.data.on_change,
         )
+        self.groups = GroupCoordinator(
+            self.data.replicas,
+            self.data_apis,
+            lambda: self.follower.image,
+            self.auto_create,
+            self.data_config,
+            config.broker_endpoints[0].listener_name,
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._readying: asyncio.Task[None] | None = None
         self._client_listener = config.broker_endpoints[0].listener_name
@@ -280,6 +289,7 @@ class Broker:
             run.cancel()
         for server in self.servers:
             await server.close()
+        await self.groups.close()
         await self.auto_create.close()
         await self.producer_ids.close()
         await self.data.stop()
@@ -525,6 +535,12 @@ class Broker:
             return await self.data_apis.delete_records(request)
         if key == ApiKey.INIT_PRODUCER_ID:
             return await init_producer_id(body, self.producer_ids)
+        if key == ApiKey.FIND_COORDINATOR:
+            return self.groups.find_coordinator(body)
+        if key == ApiKey.OFFSET_COMMIT:
+            return await self.groups.offset_commit(body)
+        if key == ApiKey.OFFSET_FETCH:
+            return self.groups.offset_fetch(body)
         if key == ApiKey.METADATA:
             auto = self.auto_create if self.data_config.auto_create_topics_enable else None
             return broker_apis.metadata(body, image, self.info(), auto)

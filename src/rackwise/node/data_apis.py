@@ -40,6 +40,7 @@ from typing import Any, Final
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
 from rackwise.net import NO_RESPONSE, CloseConnection, let_next_request_in
+from rackwise.node.broker_apis import INTERNAL_TOPICS
 from rackwise.protocol import (
     ApiKey,
     FetchResponseValues,
@@ -65,6 +66,9 @@ UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 UNKNOWN_TOPIC_ID: Final = 100
 INVALID_REQUIRED_ACKS: Final = 21
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
+INVALID_TOPIC_EXCEPTION: Final = 17
+ADMIN_CLIENT_ID: Final = "__admin_client"
+"""The client id Kafka lets write to internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""
 NO_OFFSET: Final = -1
 NO_TIMESTAMP: Final = -1
 NO_EPOCH: Final = -1
@@ -157,6 +161,10 @@ class DataApis:
                 if body.transactional_id:
                     results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None, [])
                     continue
+                if name in INTERNAL_TOPICS and request.header.client_id != ADMIN_CLIENT_ID:
+                    message = f"Cannot append to internal topic {name}"
+                    results[key] = (INVALID_TOPIC_EXCEPTION, None, message, [])
+                    continue
                 results[key] = self._append(name, data.partition_index, data.records or b"", acks)
         if acks == -1:
             pending = [k for k, (code, info, _, _) in results.items() if code == NONE and info]
@@ -169,6 +177,19 @@ class DataApis:
                 raise CloseConnection("a produce with acks=0 failed")
             return NO_RESPONSE
         return self._produce_response(version, results, topic_keys)
+
+    async def append_internal(
+        self, topic: str, index: int, records: bytes, timeout_s: float
+    ) -> tuple[int, LogAppendInfo | None]:
+        """Append ``records`` as this partition's leader and wait for acks=all, for a writer
+        inside the broker (the group coordinator's ``__consumer_offsets``): the error code
+        (NONE once the in-sync replicas have it) and where the records went."""
+        key = (topic, index)
+        results = {key: self._append(topic, index, records, -1)}
+        code, info, _, _ = results[key]
+        if code == NONE and info is not None:
+            await self._wait_acks_all(results, [key], timeout_s)
+        return results[key][0], info
 
     def _append(self, topic: str, index: int, records: bytes | memoryview, acks: int) -> Outcome:
         try:

@@ -4,8 +4,8 @@ and topic auto-creation, and each topic's effective log settings.
 Goals
     * A broker accepts Kafka's names (``replica.lag.time.max.ms``, ``num.replica.fetchers``,
       ``replica.selector.class``, ``auto.create.topics.enable``, ``log.segment.bytes``, every
-      broker-level synonym of a topic key...), with Kafka's defaults, and refuses a bad value
-      naming the key.
+      broker-level synonym of a topic key, the group coordinator's ``offsets.topic.*``...),
+      with Kafka's defaults, and refuses a bad value naming the key.
     * A topic's settings are its overrides, else the broker's synonyms (``log.segment.bytes``
       for ``segment.bytes``), else Kafka's default, exactly as DescribeConfigs reports them
       (the same :class:`~rackwise.controller.configs.ConfigControl` computes both).
@@ -67,6 +67,11 @@ LOG_SEGMENT_DELETE_DELAY_MS: Final = "log.segment.delete.delay.ms"
 """The broker-level name of the topic key ``file.delete.delay.ms``."""
 FILE_DELETE_DELAY_MS: Final = "file.delete.delay.ms"
 """Accepted in a broker's properties too, when ``log.segment.delete.delay.ms`` is not set."""
+OFFSETS_TOPIC_NUM_PARTITIONS: Final = "offsets.topic.num.partitions"
+OFFSETS_TOPIC_REPLICATION_FACTOR: Final = "offsets.topic.replication.factor"
+OFFSETS_TOPIC_SEGMENT_BYTES: Final = "offsets.topic.segment.bytes"
+OFFSET_METADATA_MAX_BYTES: Final = "offset.metadata.max.bytes"
+OFFSETS_COMMIT_TIMEOUT_MS: Final = "offsets.commit.timeout.ms"
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -85,6 +90,11 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     LOG_CLEANER_BACKOFF_MS: (15_000, 0),
     REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: (2**63 - 1, 0),
     NUM_REPLICA_ALTER_LOG_DIRS_THREADS: (0, 0),  # 0: Kafka's null, one per log directory
+    OFFSETS_TOPIC_NUM_PARTITIONS: (50, 1),
+    OFFSETS_TOPIC_REPLICATION_FACTOR: (3, 1),
+    OFFSETS_TOPIC_SEGMENT_BYTES: (104_857_600, 1),
+    OFFSET_METADATA_MAX_BYTES: (4_096, 0),
+    OFFSETS_COMMIT_TIMEOUT_MS: (5_000, 1),
 }
 _BOOL_KEYS: Final[dict[str, bool]] = {AUTO_CREATE_TOPICS_ENABLE: True, LOG_CLEANER_ENABLE: True}
 
@@ -121,6 +131,11 @@ class DataPathConfig:
     log_cleaner_backoff_ms: int
     replica_alter_log_dirs_io_max_bytes_per_second: int
     num_replica_alter_log_dirs_threads: int
+    offsets_topic_num_partitions: int
+    offsets_topic_replication_factor: int
+    offsets_topic_segment_bytes: int
+    offset_metadata_max_bytes: int
+    offsets_commit_timeout_ms: int
     file_delete_delay_ms: int
     auto_create_topics_enable: bool
     log_cleaner_enable: bool

@@ -107,6 +107,9 @@ class ApiKey(enum.IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -159,6 +162,9 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.OFFSET_FOR_LEADER_EPOCH, 2, 4, BROKER_ONLY),
     (ApiKey.DELETE_RECORDS, 0, 2, BROKER_ONLY),
     (ApiKey.INIT_PRODUCER_ID, 0, 5, BROKER_ONLY),
+    (ApiKey.FIND_COORDINATOR, 0, 6, BROKER_ONLY),
+    (ApiKey.OFFSET_COMMIT, 2, 9, BROKER_ONLY),
+    (ApiKey.OFFSET_FETCH, 1, 9, BROKER_ONLY),
     (ApiKey.METADATA, 0, 13, BROKER_ONLY),
     (ApiKey.DESCRIBE_CLUSTER, 0, 2, BROKER_ONLY),
     (ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, 0, BROKER_ONLY),

@@ -1,0 +1,260 @@
+"""Committed offsets of consumer groups, as Kafka's group coordinator keeps them in
+``__consumer_offsets`` (Kafka's ``OffsetMetadataManager`` for simple groups: consumers that
+``assign`` their partitions and commit, without joining a group).
+
+Goals
+    * :func:`partition_for`: which ``__consumer_offsets`` partition holds a group, as Kafka
+      computes it, so that the coordinator of a group is the broker Kafka would pick.
+    * The records Kafka writes there, byte for byte: an ``OffsetCommitKey`` (version 1: group,
+      topic, partition) and an ``OffsetCommitValue`` (version 3: offset, leader epoch,
+      metadata, commit timestamp; version 1 when the commit asked for a retention time, with
+      its expiry), and every version Kafka has written read back.
+    * :class:`GroupOffsets`: the state of one ``__consumer_offsets`` partition, changed only by
+      :meth:`GroupOffsets.replay` of its records, and the checks Kafka makes before a commit.
+
+Constraints
+    * Pure: bytes and values in, values out.
+    * Only simple groups exist (JoinGroup is not served): a group exists once offsets were
+      committed for it, and never has members. So a commit with a generation of -1 is accepted,
+      and one that names a generation or a member is refused as Kafka refuses it for an empty
+      group: ILLEGAL_GENERATION (GROUP_ID_NOT_FOUND from OffsetCommit v9) when the group does
+      not exist, UNKNOWN_MEMBER_ID when it does.
+    * Records of other kinds in the topic (group metadata, KIP-848 consumer groups) are
+      skipped; a key or value that does not parse raises :class:`OffsetsFormatError`, which
+      the loader logs and skips.
+
+Algorithm
+    A group's partition is ``abs(hash) % partitions`` with Java's ``String.hashCode`` (UTF-16
+    code units, 32-bit overflow) and Kafka's ``Utils.abs`` (``Integer.MIN_VALUE`` is 0).
+    Replaying a key with a value sets the group's offset for the topic partition; a key
+    without one (a tombstone) removes it.
+
+Worked example
+    ``partition_for("my-group", 50)`` is 12 (``"my-group".hashCode()`` is -1906497762, as Java
+    17 computes it). ``encode_key("g", "t", 0)`` is ``00 01 00 01 67 00 01 74 00 00 00 00``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from rackwise.common.errors import RackwiseError
+
+OFFSETS_TOPIC: Final = "__consumer_offsets"
+NO_LEADER_EPOCH: Final = -1
+NO_EXPIRE_TIMESTAMP: Final = -1
+"""Kafka's ``OffsetCommitRequest.DEFAULT_TIMESTAMP``: the commit asked for no retention time."""
+NO_GENERATION: Final = -1
+
+KEY_VERSION: Final = 1
+"""Kafka writes offset commit keys at version 1 (0 means the same layout)."""
+VALUE_VERSION: Final = 3
+VALUE_VERSION_WITH_EXPIRY: Final = 1
+
+NONE: Final = 0
+ILLEGAL_GENERATION: Final = 22
+UNKNOWN_MEMBER_ID: Final = 25
+GROUP_ID_NOT_FOUND: Final = 69
+
+_I16: Final = struct.Struct(">h")
+_I32: Final = struct.Struct(">i")
+_I64: Final = struct.Struct(">q")
+
+
+class OffsetsFormatError(RackwiseError, ValueError):
+    """A ``__consumer_offsets`` key or value that does not parse."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    """One topic partition's committed offset in a group."""
+
+    offset: int
+    leader_epoch: int = NO_LEADER_EPOCH
+    """The epoch of the leader the committed record came from; -1 when the client sent none."""
+    metadata: str = ""
+    commit_timestamp_ms: int = 0
+    expire_timestamp_ms: int = NO_EXPIRE_TIMESTAMP
+    """When an OffsetCommit v2-v4 asked for a retention time, the commit time plus it."""
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for (unit,) in struct.iter_unpack(">H", data):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    """The ``__consumer_offsets`` partition of ``group_id`` (Kafka's ``partitionFor``)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+# ---- records ------------------------------------------------------------------------------
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return _I16.pack(len(data)) + data
+
+
+def encode_key(group: str, topic: str, partition: int) -> bytes:
+    """An ``OffsetCommitKey`` record key, version 1."""
+    return _I16.pack(KEY_VERSION) + _string(group) + _string(topic) + _I32.pack(partition)
+
+
+def encode_value(committed: CommittedOffset) -> bytes:
+    """An ``OffsetCommitValue``: version 3, or 1 when the commit has an expiry (as Kafka's
+    ``MetadataVersion.offsetCommitValueVersion``)."""
+    if committed.expire_timestamp_ms != NO_EXPIRE_TIMESTAMP:
+        return (
+            _I16.pack(VALUE_VERSION_WITH_EXPIRY)
+            + _I64.pack(committed.offset)
+            + _string(committed.metadata)
+            + _I64.pack(committed.commit_timestamp_ms)
+            + _I64.pack(committed.expire_timestamp_ms)
+        )
+    return (
+        _I16.pack(VALUE_VERSION)
+        + _I64.pack(committed.offset)
+        + _I32.pack(committed.leader_epoch)
+        + _string(committed.metadata)
+        + _I64.pack(committed.commit_timestamp_ms)
+    )
+
+
+class _Reader:
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data = data
+        self.pos = 0
+        self.what = what
+
+    def take(self, size: int) -> bytes:
+        if self.pos + size > len(self.data):
+            raise OffsetsFormatError(f"{self.what} is cut short at byte {self.pos}")
+        out = self.data[self.pos : self.pos + size]
+        self.pos += size
+        return out
+
+    def int16(self) -> int:
+        return int(_I16.unpack(self.take(2))[0])
+
+    def int32(self) -> int:
+        return int(_I32.unpack(self.take(4))[0])
+
+    def int64(self) -> int:
+        return int(_I64.unpack(self.take(8))[0])
+
+    def uvarint(self) -> int:
+        shift = value = 0
+        while True:
+            byte = self.take(1)[0]
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+            if shift > 28:
+                raise OffsetsFormatError(f"{self.what} has a varint longer than 5 bytes")
+
+    def string(self) -> str:
+        size = self.int16()
+        if size < 0:
+            raise OffsetsFormatError(f"{self.what} has a null string")
+        return self.text(size)
+
+    def compact_string(self) -> str:
+        size = self.uvarint() - 1
+        if size < 0:
+            raise OffsetsFormatError(f"{self.what} has a null string")
+        return self.text(size)
+
+    def text(self, size: int) -> str:
+        try:
+            return self.take(size).decode()
+        except UnicodeDecodeError as e:
+            raise OffsetsFormatError(f"{self.what} has a string that is not UTF-8") from e
+
+    def skip_tagged_fields(self) -> None:
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+
+def decode_key(key: bytes) -> tuple[str, str, int] | None:
+    """``(group, topic, partition)`` of an offset commit key; None for a key of another kind
+    (group metadata, KIP-848 records)."""
+    reader = _Reader(key, "an offset commit key")
+    version = reader.int16()
+    if version not in (0, 1):
+        return None
+    return reader.string(), reader.string(), reader.int32()
+
+
+def decode_value(value: bytes) -> CommittedOffset:
+    """An ``OffsetCommitValue`` of any version Kafka has written (0-4)."""
+    reader = _Reader(value, "an offset commit value")
+    version = reader.int16()
+    if version < 0 or version > 4:
+        raise OffsetsFormatError(f"unknown offset commit value version {version}")
+    offset = reader.int64()
+    epoch = reader.int32() if version >= 3 else NO_LEADER_EPOCH
+    metadata = reader.compact_string() if version >= 4 else reader.string()
+    committed_ms = reader.int64()
+    expire_ms = reader.int64() if version == 1 else NO_EXPIRE_TIMESTAMP
+    if version >= 4:
+        reader.skip_tagged_fields()
+    return CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
+
+
+# ---- state ------------------------------------------------------------------------------------
+
+TopicPartitionKey = tuple[str, int]
+
+
+class GroupOffsets:
+    """The groups and committed offsets of one ``__consumer_offsets`` partition (module
+    docstring); changed only by :meth:`replay`."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, dict[TopicPartitionKey, CommittedOffset]] = {}
+
+    def replay(self, key: bytes | None, value: bytes | None) -> None:
+        """Apply one record of the partition (raises :class:`OffsetsFormatError`)."""
+        if key is None:
+            raise OffsetsFormatError("a record without a key")
+        parsed = decode_key(key)
+        if parsed is None:
+            return
+        group, topic, partition = parsed
+        if value is None:
+            offsets = self._groups.get(group)
+            if offsets is not None:
+                offsets.pop((topic, partition), None)
+            return
+        self._groups.setdefault(group, {})[(topic, partition)] = decode_value(value)
+
+    def has_group(self, group: str) -> bool:
+        return group in self._groups
+
+    def groups(self) -> Iterator[str]:
+        return iter(self._groups)
+
+    def offsets(self, group: str) -> Mapping[TopicPartitionKey, CommittedOffset]:
+        """The group's committed offsets (empty for a group that does not exist)."""
+        return self._groups.get(group, {})
+
+    def commit_error(self, group: str, generation: int, version: int) -> int:
+        """NONE, or the error Kafka answers an OffsetCommit of ``version`` with, given that
+        every group here is empty (``validateOffsetCommit``): a commit that names a generation
+        is refused whatever member it names, since an empty group knows none."""
+        if generation < 0:
+            return NONE
+        if group not in self._groups:
+            return GROUP_ID_NOT_FOUND if version >= 9 else ILLEGAL_GENERATION
+        return UNKNOWN_MEMBER_ID
