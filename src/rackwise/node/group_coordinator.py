@@ -57,7 +57,9 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
@@ -94,6 +96,7 @@ COORDINATOR_NOT_AVAILABLE: Final = 15
 NOT_COORDINATOR: Final = 16
 INVALID_GROUP_ID: Final = 24
 INVALID_REQUEST: Final = 42
+UNKNOWN_TOPIC_ID: Final = 100
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
 
 GROUP_KEY: Final = 0
@@ -282,37 +285,47 @@ class GroupCoordinator:
     async def offset_commit(self, body: Any) -> Any:
         version = _version(body)
         group = str(body.group_id)
-        generation = int(
-            getattr(body, "generation_id_or_member_epoch", getattr(body, "generation_id", -1))
-        )
-        asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
+        generation = int(body.generation_id_or_member_epoch)
+        asked = [(self._topic(t, version), p) for t in body.topics for p in t.partitions]
         code, state, index = (INVALID_GROUP_ID, None, -1) if not group else self._state(group)
         if state is not None:
             code = state.commit_error(group, generation, version)
         if code != NONE or state is None:
             return _commit_response(version, ((t, p, code) for t, p in asked))
         now_ms = int(time.time() * 1000)
-        retention = getattr(body, "retention_time", None)
-        retention_ms = -1 if retention is None else millis(retention)
+        retention_ms = millis(body.retention_time) if version <= 4 else -1
         expire_ms = NO_EXPIRE_TIMESTAMP if retention_ms < 0 else now_ms + retention_ms
-        errors: dict[tuple[str, int], int] = {}
+        errors: dict[tuple[str | None, int], int] = {}
         accepted: list[tuple[bytes, bytes]] = []
         for topic, p in asked:
+            index_in_topic = int(p.partition_index)
             metadata = p.committed_metadata or ""
-            if len(metadata) > self.config.offset_metadata_max_bytes:
-                errors[(topic, int(p.partition_index))] = OFFSET_METADATA_TOO_LARGE
-                continue
-            epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
-            committed = CommittedOffset(int(p.committed_offset), epoch, metadata, now_ms, expire_ms)
-            key = encode_key(group, topic, int(p.partition_index))
-            accepted.append((key, encode_value(committed)))
+            if topic.name is None:
+                errors[(None, index_in_topic)] = UNKNOWN_TOPIC_ID
+            elif len(metadata) > self.config.offset_metadata_max_bytes:
+                errors[(topic.name, index_in_topic)] = OFFSET_METADATA_TOO_LARGE
+            else:
+                epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
+                committed = CommittedOffset(
+                    int(p.committed_offset), epoch, metadata, now_ms, expire_ms
+                )
+                key = encode_key(group, topic.name, index_in_topic)
+                accepted.append((key, encode_value(committed)))
         if accepted:
             code = await self._append(index, accepted)
             if code == NONE:
                 for key, value in accepted:
                     state.replay(key, value)
-        results = ((t, p, errors.get((t, int(p.partition_index)), code)) for t, p in asked)
+        results = ((t, p, errors.get((t.name, int(p.partition_index)), code)) for t, p in asked)
         return _commit_response(version, results)
+
+    def _topic(self, asked: Any, version: int) -> _Topic:
+        """A request's topic; from v10 topics come by id (KIP-848), and an id this cluster
+        does not know has no name."""
+        if version < TOPIC_ID_VERSION:
+            return _Topic(str(asked.name), None)
+        known = self.image().topics_by_id.get(asked.topic_id)
+        return _Topic(None if known is None else known.name, asked.topic_id)
 
     async def _append(self, index: int, records: list[tuple[bytes, bytes]]) -> int:
         batch = build_batch(
@@ -344,46 +357,72 @@ class GroupCoordinator:
         self, group: str, topics: Iterable[Any] | None, version: int
     ) -> dict[str, Any]:
         code, state, _ = (INVALID_GROUP_ID, None, -1) if not group else self._state(group)
-        wanted: list[tuple[str, list[int]]]
-        if topics is None:
-            by_topic: dict[str, list[int]] = {}
-            for topic, p in sorted(state.offsets(group)) if state is not None else ():
-                by_topic.setdefault(topic, []).append(p)
-            wanted = list(by_topic.items())
-        else:
-            wanted = [(str(t.name), [int(i) for i in t.partition_indexes]) for t in topics]
         if code != NONE and version >= 2:
             return {"group_id": group, "topics": [], "error_code": code}
         offsets = state.offsets(group) if state is not None else {}
+        wanted: list[tuple[_Topic, list[int]]] = []
+        if topics is None:
+            by_name = self.image().topics_by_name
+            by_topic: dict[str, list[int]] = {}
+            for name, p in sorted(offsets):
+                by_topic.setdefault(name, []).append(p)
+            for name, indexes in by_topic.items():
+                known = by_name.get(name)
+                if version >= TOPIC_ID_VERSION and known is None:
+                    continue  # a deleted topic has no id to answer with
+                wanted.append((_Topic(name, None if known is None else known.topic_id), indexes))
+        else:
+            grouped: dict[_Topic, list[int]] = {}
+            for t in topics:
+                indexes = [int(i) for i in t.partition_indexes]
+                grouped.setdefault(self._topic(t, version), []).extend(indexes)
+            wanted = list(grouped.items())
         answered = []
         for topic, indexes in wanted:
             partitions = []
             for i in indexes:
-                found = offsets.get((topic, i))
-                partitions.append(
-                    {
-                        "partition_index": i,
-                        "committed_offset": NO_OFFSET if found is None else found.offset,
-                        "committed_leader_epoch": NO_LEADER_EPOCH
-                        if found is None
-                        else found.leader_epoch,
-                        "metadata": "" if found is None else found.metadata,
-                        "error_code": code,  # v1 has no group error: each partition carries it
-                    }
-                )
-            answered.append({"name": topic, "partitions": partitions})
+                found = offsets.get((topic.name, i)) if topic.name is not None else None
+                error = code if topic.name is not None else UNKNOWN_TOPIC_ID
+                partitions.append(_fetched(i, found, error))
+            answered.append(
+                {"name": topic.name or "", "topic_id": topic.topic_id, "partitions": partitions}
+            )
         return {"group_id": group, "topics": answered, "error_code": NONE}
 
 
-def _commit_response(version: int, results: Iterable[tuple[str, Any, int]]) -> Any:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+TOPIC_ID_VERSION: Final = 10
+"""OffsetCommit and OffsetFetch name topics by id from v10 (KIP-848)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Topic:
+    name: str | None
+    """None for a topic id this cluster does not know."""
+    topic_id: uuid.UUID | None
+
+
+def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": NO_OFFSET if found is None else found.offset,
+        "committed_leader_epoch": NO_LEADER_EPOCH if found is None else found.leader_epoch,
+        "metadata": "" if found is None else found.metadata,
+        "error_code": error,  # before v2 a group's error is each partition's
+    }
+
+
+def _commit_response(version: int, results: Iterable[tuple[_Topic, Any, int]]) -> Any:
+    by_topic: dict[_Topic, list[dict[str, Any]]] = {}
     for topic, p, code in results:
         by_topic.setdefault(topic, []).append(
             {"partition_index": int(p.partition_index), "error_code": code}
         )
     values = {
         "throttle_time": 0,
-        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        "topics": [
+            {"name": t.name or "", "topic_id": t.topic_id, "partitions": ps}
+            for t, ps in by_topic.items()
+        ],
     }
     return make(response_class(ApiKey.OFFSET_COMMIT, version), values)
 
