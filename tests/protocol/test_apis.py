@@ -36,6 +36,9 @@ EXPECTED = {
     23: ("OffsetForLeaderEpoch", 2, 4, B),
     21: ("DeleteRecords", 0, 2, B),
     22: ("InitProducerId", 0, 5, B),
+    10: ("FindCoordinator", 0, 6, B),
+    8: ("OffsetCommit", 2, 9, B),
+    9: ("OffsetFetch", 1, 9, B),
     3: ("Metadata", 0, 13, B),
     60: ("DescribeCluster", 0, 2, B),
     75: ("DescribeTopicPartitions", 0, 0, B),
@@ -83,6 +86,9 @@ def test_each_listener_serves_its_apis() -> None:
             1,
             2,
             3,
+            8,
+            9,
+            10,
             18,
             19,
             20,
@@ -229,8 +235,8 @@ def test_negotiating_with_a_peers_api_versions() -> None:
     assert negotiate_with(ApiKey.BROKER_REGISTRATION, peer) == 3
     with pytest.raises(UnsupportedVersionException, match=r"does not support FETCH_METADATA_LOG$"):
         negotiate_with(ApiKey.FETCH_METADATA_LOG, peer)
-    with pytest.raises(ValueError, match="BUG: api key 8 is not one rackwise speaks"):
-        negotiate(8, 0, 9)
+    with pytest.raises(ValueError, match="BUG: api key 11 is not one rackwise speaks"):
+        negotiate(11, 0, 9)
 
 
 def test_classes_outside_the_range_are_refused() -> None:

@@ -45,11 +45,21 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
+from kafka.protocol.consumer.group import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
     ApiVersionsResponse,
     MetadataRequest,
     MetadataResponse,
+)
+from kafka.protocol.metadata.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
 )
 from kafka.protocol.producer import (
     InitProducerIdRequest,
@@ -246,6 +256,43 @@ def _api_versions_request(body: Any, version: int) -> None:
     if version >= 3:
         assert body.client_software_name == "kafka-python"
         assert body.client_software_version == "3.0.12"
+
+
+def _find_coordinator_request(body: Any, version: int) -> None:
+    if version >= 4:
+        assert list(body.coordinator_keys) == ["billing", "audit"]
+    else:
+        assert body.key == "billing"
+    if version >= 1:
+        assert body.key_type == 0
+
+
+def _offset_commit_request(body: Any, version: int) -> None:
+    assert (body.group_id, body.generation_id_or_member_epoch, body.member_id) == (
+        "billing",
+        -1,
+        "",
+    )
+    (topic,) = body.topics
+    assert topic.name == "orders"
+    assert [
+        (p.partition_index, p.committed_offset, p.committed_metadata) for p in topic.partitions
+    ] == [
+        (0, 42, "m"),
+        (3, 7, None),
+    ]
+    if version >= 6:
+        assert [p.committed_leader_epoch for p in topic.partitions] == [5, -1]
+
+
+def _offset_fetch_request(body: Any, version: int) -> None:
+    if version >= 8:
+        (group,) = body.groups
+        name, topics = group.group_id, group.topics
+    else:
+        name, topics = body.group_id, body.topics
+    assert name == "billing"
+    assert [(t.name, list(t.partition_indexes)) for t in topics] == [("orders", [0, 3])]
 
 
 # API name -> (a kafka-python request, before its version is set; what we must read of it)
@@ -557,6 +604,63 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _elect_leaders_request,
     ),
+    "FindCoordinator": (
+        lambda: FindCoordinatorRequest(
+            key="billing", key_type=0, coordinator_keys=["billing", "audit"]
+        ),
+        _find_coordinator_request,
+    ),
+    "OffsetCommit": (
+        lambda: OffsetCommitRequest(
+            group_id="billing",
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            retention_time_ms=-1,
+            topics=[
+                OffsetCommitRequest.OffsetCommitRequestTopic(
+                    name="orders",
+                    partitions=[
+                        OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                            partition_index=0,
+                            committed_offset=42,
+                            committed_leader_epoch=5,
+                            committed_metadata="m",
+                        ),
+                        OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                            partition_index=3,
+                            committed_offset=7,
+                            committed_leader_epoch=-1,
+                            committed_metadata=None,
+                        ),
+                    ],
+                )
+            ],
+        ),
+        _offset_commit_request,
+    ),
+    "OffsetFetch": (
+        lambda: OffsetFetchRequest(
+            group_id="billing",
+            topics=[
+                OffsetFetchRequest.OffsetFetchRequestTopic(name="orders", partition_indexes=[0, 3])
+            ],
+            groups=[
+                OffsetFetchRequest.OffsetFetchRequestGroup(
+                    group_id="billing",
+                    member_id=None,
+                    member_epoch=-1,
+                    topics=[
+                        OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(
+                            name="orders", partition_indexes=[0, 3]
+                        )
+                    ],
+                )
+            ],
+            require_stable=False,
+        ),
+        _offset_fetch_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -643,6 +747,43 @@ def _describe_topic_partitions_response(read: Any, version: int) -> None:
     assert (list(partition.replica_nodes), list(partition.offline_replicas)) == ([1, 2], [2])
     assert list(partition.eligible_leader_replicas) == []
     assert (read.next_cursor.topic_name, read.next_cursor.partition_index) == ("orders", 4)
+
+
+def _find_coordinator_response(read: Any, version: int) -> None:
+    if version >= 4:
+        assert [(c.key, c.node_id, c.host, c.port, c.error_code) for c in read.coordinators] == [
+            ("billing", 2, "h2", 9092, 0),
+            ("audit", -1, "", -1, 15),
+        ]
+    else:
+        assert (read.node_id, read.host, read.port, read.error_code) == (2, "h2", 9092, 0)
+        if version >= 1:
+            assert read.error_message == "NONE"
+
+
+def _offset_commit_response(read: Any, version: int) -> None:
+    (topic,) = read.topics
+    assert topic.name == "orders"
+    assert [(p.partition_index, p.error_code) for p in topic.partitions] == [(0, 0), (3, 12)]
+
+
+def _offset_fetch_response(read: Any, version: int) -> None:
+    if version >= 8:
+        (group,) = read.groups
+        assert (group.group_id, group.error_code) == ("billing", 0)
+        topics = group.topics
+    else:
+        topics = read.topics
+        if version >= 2:
+            assert read.error_code == 0
+    (topic,) = topics
+    assert topic.name == "orders"
+    assert [(p.partition_index, p.committed_offset, p.metadata) for p in topic.partitions] == [
+        (0, 42, "m"),
+        (3, -1, ""),
+    ]
+    if version >= 5:
+        assert [p.committed_leader_epoch for p in topic.partitions] == [5, -1]
 
 
 def _elect_leaders_response(read: Any, version: int) -> None:
@@ -733,6 +874,23 @@ def _init_producer_id_response(read: Any, version: int) -> None:
 
 
 ENDPOINTS = [{"node_id": 2, "host": "h2", "port": 9092, "rack": None}]
+
+FETCHED: list[dict[str, Any]] = [
+    {
+        "partition_index": 0,
+        "committed_offset": 42,
+        "committed_leader_epoch": 5,
+        "metadata": "m",
+        "error_code": 0,
+    },
+    {
+        "partition_index": 3,
+        "committed_offset": -1,
+        "committed_leader_epoch": -1,
+        "metadata": "",
+        "error_code": 0,
+    },
+]
 
 # API name -> (kafka-python's response class, our values, what kafka-python must read)
 RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
@@ -942,6 +1100,68 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "next_cursor": {"topic_name": "orders", "partition_index": 4},
         },
         _describe_topic_partitions_response,
+    ),
+    "FindCoordinator": (
+        FindCoordinatorResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "error_message": "NONE",
+            "node_id": 2,
+            "host": "h2",
+            "port": 9092,
+            "coordinators": [
+                {
+                    "key": "billing",
+                    "node_id": 2,
+                    "host": "h2",
+                    "port": 9092,
+                    "error_code": 0,
+                    "error_message": None,
+                },
+                {
+                    "key": "audit",
+                    "node_id": -1,
+                    "host": "",
+                    "port": -1,
+                    "error_code": 15,
+                    "error_message": None,
+                },
+            ],
+        },
+        _find_coordinator_response,
+    ),
+    "OffsetCommit": (
+        OffsetCommitResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": "orders",
+                    "partitions": [
+                        {"partition_index": 0, "error_code": 0},
+                        {"partition_index": 3, "error_code": 12},
+                    ],
+                }
+            ],
+        },
+        _offset_commit_response,
+    ),
+    "OffsetFetch": (
+        OffsetFetchResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "topics": [{"name": "orders", "partitions": FETCHED}],
+            "groups": [
+                {
+                    "group_id": "billing",
+                    "error_code": 0,
+                    "topics": [{"name": "orders", "partitions": FETCHED}],
+                }
+            ],
+        },
+        _offset_fetch_response,
     ),
     "ElectLeaders": (
         ElectLeadersResponse,

@@ -342,7 +342,14 @@ def _write_configs(
         node = state.spec
         node_dir = (directory / node.name).resolve()
         props = node_properties(
-            node, controller, node_dir, placer, cluster_id, overrides, log_dirs=log_dirs
+            node,
+            controller,
+            node_dir,
+            placer,
+            cluster_id,
+            overrides,
+            log_dirs=log_dirs,
+            num_brokers=sum(1 for s in states if s.spec.role == "broker"),
         )
         NodeConfig.from_properties(props)  # refuses an unknown key or a bad value, naming it
         config = config_path(directory, node)

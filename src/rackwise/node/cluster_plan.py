@@ -227,6 +227,10 @@ def new_cluster_id() -> str:
             return text
 
 
+OFFSETS_REPLICATION_FACTOR: Final = 3
+"""Kafka's default ``offsets.topic.replication.factor``."""
+
+
 def node_properties(
     node: NodeSpec,
     controller: NodeSpec | Sequence[NodeSpec],
@@ -235,10 +239,14 @@ def node_properties(
     cluster_id: str | None = None,
     overrides: Mapping[str, str] | None = None,
     log_dirs: int = 1,
+    num_brokers: int | None = None,
 ) -> dict[str, str]:
     """The ``.properties`` settings of ``node`` (Kafka's names), its paths under ``node_dir``;
     every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
-    gives each node's storage; then the ``overrides`` for the node's role, last."""
+    gives each node's storage; a cluster of fewer than 3 brokers gets
+    ``offsets.topic.replication.factor`` of its size (as Kafka's sample ``server.properties``
+    sets 1), so that consumer groups can commit; then the ``overrides`` for the node's role,
+    last."""
     props = {
         "node.id": str(node.id),
         "process.roles": node.role,
@@ -261,6 +269,8 @@ def node_properties(
             props["broker.rack"] = node.rack
         if placer is not None:
             props[REPLICA_PLACER_CONFIG] = placer
+        if num_brokers is not None and num_brokers < OFFSETS_REPLICATION_FACTOR:
+            props["offsets.topic.replication.factor"] = str(num_brokers)
     props.update(overrides_for_role(overrides or {}, node.role))
     return props
 

@@ -57,9 +57,7 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
@@ -96,7 +94,6 @@ COORDINATOR_NOT_AVAILABLE: Final = 15
 NOT_COORDINATOR: Final = 16
 INVALID_GROUP_ID: Final = 24
 INVALID_REQUEST: Final = 42
-UNKNOWN_TOPIC_ID: Final = 100
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
 
 GROUP_KEY: Final = 0
@@ -286,7 +283,7 @@ class GroupCoordinator:
         version = _version(body)
         group = str(body.group_id)
         generation = int(body.generation_id_or_member_epoch)
-        asked = [(self._topic(t, version), p) for t in body.topics for p in t.partitions]
+        asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
         code, state, index = (INVALID_GROUP_ID, None, -1) if not group else self._state(group)
         if state is not None:
             code = state.commit_error(group, generation, version)
@@ -295,37 +292,27 @@ class GroupCoordinator:
         now_ms = int(time.time() * 1000)
         retention_ms = millis(body.retention_time) if version <= 4 else -1
         expire_ms = NO_EXPIRE_TIMESTAMP if retention_ms < 0 else now_ms + retention_ms
-        errors: dict[tuple[str | None, int], int] = {}
+        too_large: set[tuple[str, int]] = set()
         accepted: list[tuple[bytes, bytes]] = []
         for topic, p in asked:
-            index_in_topic = int(p.partition_index)
+            where = (topic, int(p.partition_index))
             metadata = p.committed_metadata or ""
-            if topic.name is None:
-                errors[(None, index_in_topic)] = UNKNOWN_TOPIC_ID
-            elif len(metadata) > self.config.offset_metadata_max_bytes:
-                errors[(topic.name, index_in_topic)] = OFFSET_METADATA_TOO_LARGE
-            else:
-                epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
-                committed = CommittedOffset(
-                    int(p.committed_offset), epoch, metadata, now_ms, expire_ms
-                )
-                key = encode_key(group, topic.name, index_in_topic)
-                accepted.append((key, encode_value(committed)))
+            if len(metadata) > self.config.offset_metadata_max_bytes:
+                too_large.add(where)
+                continue
+            epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
+            committed = CommittedOffset(int(p.committed_offset), epoch, metadata, now_ms, expire_ms)
+            accepted.append((encode_key(group, *where), encode_value(committed)))
         if accepted:
             code = await self._append(index, accepted)
             if code == NONE:
                 for key, value in accepted:
                     state.replay(key, value)
-        results = ((t, p, errors.get((t.name, int(p.partition_index)), code)) for t, p in asked)
+        results = (
+            (t, p, OFFSET_METADATA_TOO_LARGE if (t, int(p.partition_index)) in too_large else code)
+            for t, p in asked
+        )
         return _commit_response(version, results)
-
-    def _topic(self, asked: Any, version: int) -> _Topic:
-        """A request's topic; from v10 topics come by id (KIP-848), and an id this cluster
-        does not know has no name."""
-        if version < TOPIC_ID_VERSION:
-            return _Topic(str(asked.name), None)
-        known = self.image().topics_by_id.get(asked.topic_id)
-        return _Topic(None if known is None else known.name, asked.topic_id)
 
     async def _append(self, index: int, records: list[tuple[bytes, bytes]]) -> int:
         batch = build_batch(
@@ -360,45 +347,18 @@ class GroupCoordinator:
         if code != NONE and version >= 2:
             return {"group_id": group, "topics": [], "error_code": code}
         offsets = state.offsets(group) if state is not None else {}
-        wanted: list[tuple[_Topic, list[int]]] = []
+        wanted: dict[str, list[int]] = {}
         if topics is None:
-            by_name = self.image().topics_by_name
-            by_topic: dict[str, list[int]] = {}
             for name, p in sorted(offsets):
-                by_topic.setdefault(name, []).append(p)
-            for name, indexes in by_topic.items():
-                known = by_name.get(name)
-                if version >= TOPIC_ID_VERSION and known is None:
-                    continue  # a deleted topic has no id to answer with
-                wanted.append((_Topic(name, None if known is None else known.topic_id), indexes))
+                wanted.setdefault(name, []).append(p)
         else:
-            grouped: dict[_Topic, list[int]] = {}
             for t in topics:
-                indexes = [int(i) for i in t.partition_indexes]
-                grouped.setdefault(self._topic(t, version), []).extend(indexes)
-            wanted = list(grouped.items())
-        answered = []
-        for topic, indexes in wanted:
-            partitions = []
-            for i in indexes:
-                found = offsets.get((topic.name, i)) if topic.name is not None else None
-                error = code if topic.name is not None else UNKNOWN_TOPIC_ID
-                partitions.append(_fetched(i, found, error))
-            answered.append(
-                {"name": topic.name or "", "topic_id": topic.topic_id, "partitions": partitions}
-            )
+                wanted.setdefault(str(t.name), []).extend(int(i) for i in t.partition_indexes)
+        answered = [
+            {"name": name, "partitions": [_fetched(i, offsets.get((name, i)), code) for i in ps]}
+            for name, ps in wanted.items()
+        ]
         return {"group_id": group, "topics": answered, "error_code": NONE}
-
-
-TOPIC_ID_VERSION: Final = 10
-"""OffsetCommit and OffsetFetch name topics by id from v10 (KIP-848)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Topic:
-    name: str | None
-    """None for a topic id this cluster does not know."""
-    topic_id: uuid.UUID | None
 
 
 def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str, Any]:
@@ -411,18 +371,15 @@ def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str,
     }
 
 
-def _commit_response(version: int, results: Iterable[tuple[_Topic, Any, int]]) -> Any:
-    by_topic: dict[_Topic, list[dict[str, Any]]] = {}
+def _commit_response(version: int, results: Iterable[tuple[str, Any, int]]) -> Any:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
     for topic, p, code in results:
         by_topic.setdefault(topic, []).append(
             {"partition_index": int(p.partition_index), "error_code": code}
         )
     values = {
         "throttle_time": 0,
-        "topics": [
-            {"name": t.name or "", "topic_id": t.topic_id, "partitions": ps}
-            for t, ps in by_topic.items()
-        ],
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
     }
     return make(response_class(ApiKey.OFFSET_COMMIT, version), values)
 
