@@ -1,0 +1,94 @@
+"""Consumers with a group id that assign their partitions: confluent-kafka and aiokafka commit,
+read their commits back, and close at once (a closing librdkafka consumer commits first, and
+waited for a coordinator before rackwise served one)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from aiokafka import AIOKafkaConsumer
+from aiokafka.structs import OffsetAndMetadata
+from aiokafka.structs import TopicPartition as AioTopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.interop.conftest import Cluster, eventually
+
+RECORDS = 20
+
+
+def _topic_with_records(cluster: Cluster, prefix: str) -> str:
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=3)])[topic].result(30)
+    eventually(lambda: admin.list_topics(topic, timeout=10).topics[topic].error is None)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(RECORDS):
+        producer.produce(topic, f"r{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    return topic
+
+
+def test_confluent_kafka_commits_and_closes_at_once(cluster: Cluster) -> None:
+    topic = _topic_with_records(cluster, "ck-commit")
+    group = f"ck-group-{uuid.uuid4().hex[:8]}"
+    settings = {"bootstrap.servers": cluster.bootstrap, "group.id": group}
+    consumer = Consumer({**settings, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(values) < 12 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    assert values[:12] == [f"r{i}".encode() for i in range(12)]
+    (committed,) = consumer.commit(offsets=[TopicPartition(topic, 0, 12)], asynchronous=False)
+    assert (committed.offset, committed.error) == (12, None)
+    started = time.monotonic()
+    consumer.close()  # commits what auto-commit holds: one round trip to the coordinator
+    assert time.monotonic() - started < 10
+
+    again = Consumer(settings)
+    (read,) = again.committed([TopicPartition(topic, 0)], timeout=30)
+    again.close()
+    assert read.offset >= 12
+
+
+def test_aiokafka_commits_and_reads_its_commit(cluster: Cluster) -> None:
+    topic = _topic_with_records(cluster, "aio-commit")
+    group = f"aio-group-{uuid.uuid4().hex[:8]}"
+    partition = AioTopicPartition(topic, 0)
+
+    async def scenario() -> tuple[list[int], int | None, list[int]]:
+        first = AIOKafkaConsumer(
+            bootstrap_servers=cluster.bootstrap,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        await first.start()
+        try:
+            first.assign([partition])
+            batch = await first.getmany(partition, timeout_ms=10_000, max_records=7)
+            offsets = [m.offset for m in batch.get(partition, [])]
+            await first.commit({partition: OffsetAndMetadata(7, "aio")})
+            committed = await first.committed(partition)
+        finally:
+            await first.stop()
+        second = AIOKafkaConsumer(
+            bootstrap_servers=cluster.bootstrap, group_id=group, enable_auto_commit=False
+        )
+        await second.start()
+        try:
+            second.assign([partition])
+            resumed = await second.getmany(partition, timeout_ms=10_000, max_records=3)
+        finally:
+            await second.stop()
+        return offsets, committed, [m.offset for m in resumed.get(partition, [])]
+
+    offsets, committed, resumed = asyncio.run(scenario())
+    assert offsets == list(range(7))
+    assert committed == 7
+    assert resumed == [7, 8, 9]

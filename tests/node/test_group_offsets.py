@@ -1,0 +1,165 @@
+"""Committed offsets of simple groups with real processes: a controller and three brokers.
+kafka-python commits and resumes; the group's coordinator is killed with SIGKILL and the new
+leader of its ``__consumer_offsets`` partition answers with the same offsets; the refusals are
+Kafka's error codes."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import OffsetAndMetadata
+
+from rackwise.groups.offsets import OFFSETS_TOPIC
+from rackwise.protocol import ApiKey
+from tests.node.test_broker_processes import Cluster, call, eventually
+from tests.node.test_faults_broker import create_topic
+
+pytestmark = pytest.mark.slow
+
+GROUP_ID_NOT_FOUND = 69
+INVALID_GROUP_ID = 24
+OFFSET_METADATA_TOO_LARGE = 12
+NOT_COORDINATOR = 16
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+INVALID_TOPIC_EXCEPTION = 17
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = Cluster(tmp_path_factory.mktemp("groups"))
+    try:
+        running.start()
+        yield running
+    finally:
+        running.close()
+
+
+def coordinator(cluster: Cluster, group: str, other_than: int | None = None) -> int:
+    """The broker FindCoordinator names for ``group``, once it names one (other than
+    ``other_than``: a killed broker stays its partition's leader until its lease runs out)."""
+
+    def ask() -> int | None:
+        port = next(b.port for b in cluster.brokers.values() if b.proc is not None)
+        answer = call(
+            port, ApiKey.FIND_COORDINATOR, key=group, key_type=0, coordinator_keys=[group]
+        )
+        found = answer.coordinators[0]
+        named = int(found.node_id)
+        return named if int(found.error_code) == 0 and named != other_than else None
+
+    return eventually(ask, timeout_s=60)
+
+
+def consumer(cluster: Cluster, group: str, topic: str) -> KafkaConsumer:
+    reader = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=10_000,
+    )
+    reader.assign([TopicPartition(topic, 0)])
+    return reader
+
+
+def test_offsets_outlive_the_coordinator(cluster: Cluster) -> None:
+    port = cluster.brokers[1].port
+    create_topic(port, "orders", 1, 3)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+    for i in range(10):
+        producer.send("orders", f"order-{i}".encode(), partition=0)
+    producer.flush()
+    producer.close()
+
+    first = consumer(cluster, "billing", "orders")
+    read = [m.value for _, m in zip(range(6), first, strict=False)]
+    assert read == [f"order-{i}".encode() for i in range(6)]
+    first.commit()
+    assert first.committed(TopicPartition("orders", 0)) == 6
+    first.close()
+
+    victim = coordinator(cluster, "billing")
+    cluster.brokers[victim].stop(signal.SIGKILL)
+    coordinator(cluster, "billing", other_than=victim)  # the partition's new leader
+
+    second = consumer(cluster, "billing", "orders")
+    assert [m.offset for m in second][:1] == [6]  # resumed where the first one committed
+    second.commit({TopicPartition("orders", 0): OffsetAndMetadata(8, "", -1)})
+    second.close()
+
+    cluster.brokers[victim].start()
+    third = consumer(cluster, "billing", "orders")
+    assert third.committed(TopicPartition("orders", 0)) == 8
+    third.close()
+
+
+def _offset(offset: int) -> Any:
+    from kafka.structs import OffsetAndMetadata
+
+    return OffsetAndMetadata(offset, "", -1)
+
+
+def _commit(port: int, group: str, generation: int = -1, metadata: str = "") -> Any:
+    return call(
+        port,
+        ApiKey.OFFSET_COMMIT,
+        group_id=group,
+        generation_id_or_member_epoch=generation,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            {
+                "name": "audit",
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 3, "committed_metadata": metadata},
+                    {"partition_index": 1, "committed_offset": 4, "committed_metadata": ""},
+                ],
+            }
+        ],
+    )
+
+
+def _codes(answer: Any) -> list[int]:
+    return [int(p.error_code) for t in answer.topics for p in t.partitions]
+
+
+def test_refusals_are_kafkas(cluster: Cluster) -> None:
+    group = "auditors"
+    leader = cluster.brokers[coordinator(cluster, group)].port
+    other = next(b.port for b in cluster.brokers.values() if b.port != leader)
+    # A commit naming a generation, for a group that does not exist (OffsetCommit v9).
+    assert _codes(_commit(leader, group, generation=3)) == [GROUP_ID_NOT_FOUND] * 2
+    assert _codes(_commit(leader, "")) == [INVALID_GROUP_ID] * 2
+    assert _codes(_commit(other, group)) == [NOT_COORDINATOR] * 2
+    # offset.metadata.max.bytes (4096) refuses that partition only.
+    assert _codes(_commit(leader, group, metadata="m" * 4097)) == [OFFSET_METADATA_TOO_LARGE, 0]
+    fetched = call(leader, ApiKey.OFFSET_FETCH, groups=[{"group_id": group, "topics": None}])
+    (answer,) = fetched.groups
+    assert [
+        (t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
+        for t in answer.topics
+    ] == [("audit", [(1, 4)])]
+    transactional = call(
+        leader, ApiKey.FIND_COORDINATOR, key="tx", key_type=1, coordinator_keys=["tx"]
+    )
+    assert int(transactional.coordinators[0].error_code) == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_clients_may_not_write_the_offsets_topic(cluster: Cluster) -> None:
+    coordinator(cluster, "anyone")  # the topic exists
+    errors: list[Any] = []
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "retries": 0})
+    producer.produce(
+        OFFSETS_TOPIC,
+        b"not a commit",
+        key=b"junk",
+        partition=0,
+        on_delivery=lambda error, _: errors.append(error),
+    )
+    assert producer.flush(30) == 0
+    assert [e.code() for e in errors] == [KafkaError.TOPIC_EXCEPTION]
