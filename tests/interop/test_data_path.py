@@ -11,11 +11,12 @@ import uuid
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition as AioTopicPartition
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KpTopicPartition
 from kafka.admin import NewTopic as KpNewTopic
+from kafka.errors import TransactionalIdAuthorizationFailedError
 
 from tests.interop.conftest import Cluster, eventually
 
@@ -243,8 +244,19 @@ def test_transactional_producer_is_refused_clearly(cluster: Cluster) -> None:
             "socket.timeout.ms": 5000,
         }
     )
-    with pytest.raises(KafkaException):
+    started = time.monotonic()
+    with pytest.raises(KafkaException) as refused:
         producer.init_transactions(10)
+    error = refused.value.args[0]
+    assert (error.code(), error.fatal()) == (KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, True)
+    assert "Failed to find transaction coordinator" in error.str()
+    assert time.monotonic() - started < 5  # final at once, not retried until the timeout
+    transactional = KafkaProducer(bootstrap_servers=cluster.bootstrap, transactional_id="tx-2")
+    try:
+        with pytest.raises(TransactionalIdAuthorizationFailedError):
+            transactional.init_transactions()
+    finally:
+        transactional.close(timeout=5)
 
 
 def test_kafka_python_admin_can_create_and_produce_rf3(cluster: Cluster) -> None:

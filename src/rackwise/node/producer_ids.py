@@ -31,11 +31,12 @@ Constraints
       epoch bump is for transactional producers; for an idempotent one Kafka 4 allocates
       afresh); a producer id without an epoch, or an epoch without an id, is INVALID_REQUEST
       (checked first, as Kafka does). Failures answer producer id -1 and epoch -1.
-    * Transactions are not served (no FindCoordinator, AddPartitionsToTxn, EndTxn...), so a
-      transactional producer of librdkafka or kafka-python stops at FindCoordinator before it
-      sends InitProducerId. A client that sends it anyway with a transactional id gets
-      TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an empty one INVALID_REQUEST as in
-      Kafka. 53 is the one code both librdkafka and kafka-python treat as fatal at once,
+    * Transactions are not served (no transaction coordinator, AddPartitionsToTxn, EndTxn...):
+      FindCoordinator for a transactional id is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      (:mod:`rackwise.node.group_coordinator`), so a transactional producer of librdkafka or
+      kafka-python stops there, before it sends InitProducerId. A client that sends
+      InitProducerId anyway with a transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      (53), with an empty one INVALID_REQUEST as in Kafka. 53 is the one code both librdkafka and kafka-python treat as fatal at once,
       naming the transactional id ("Failed to acquire transactional PID from broker ...:
       Broker: Transactional Id authorization failed"; kafka-python raises
       TransactionalIdAuthorizationFailedError), and the one Kafka itself answers when a

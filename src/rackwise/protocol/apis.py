@@ -18,6 +18,9 @@ Goals
     OffsetForLeaderEpoch (23)    2-4     4              2                (never sends it)
     DeleteRecords (21)           0-2     2              2                2
     InitProducerId (22)          0-5     4              4                0
+    FindCoordinator (10)         0-6     6              2                1
+    OffsetCommit (8)             2-9     8              9                3
+    OffsetFetch (9)              1-9     8              9                3
     Metadata (3)                 0-13    13             13 (10 for acls) 5
     DescribeCluster (60)         0-2     2              (uses Metadata)  (uses Metadata)
     CreateTopics (19)            2-7     7              4                3
@@ -43,12 +46,12 @@ Goals
     answering SECURITY_DISABLED (54) as a Kafka broker without an authorizer does); nothing it
     gates changes between the two. aiokafka 0.14 and librdkafka pick each request's version
     from the table alone; neither requires an API we do not serve for producing, consuming
-    without a group, or the admin operations. No transactional API is served: a producer with
-    a ``transactional.id`` fails for good at its first request, FindCoordinator (librdkafka:
-    "Failed to send coordinator query ...: Local: Required feature not supported by broker";
-    kafka-python: "IncompatibleBrokerVersion: Kafka broker does not support the
-    'FindCoordinatorRequest' Kafka protocol"); InitProducerId with a transactional id is
-    refused too (see :mod:`rackwise.node.producer_ids`).
+    without a group, committing a simple group's offsets, or the admin operations (a group id
+    with ``subscribe`` needs JoinGroup, which is not served). No transactional API is served: a
+    producer with a ``transactional.id`` fails for good at its first request, FindCoordinator
+    for its transactional id, answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as Kafka
+    answers a client not allowed the id; InitProducerId with a transactional id is refused too
+    (see :mod:`rackwise.node.producer_ids`).
 
 Constraints
     Every range is intersected with the versions kio 0.6.5 has classes for (the effective
