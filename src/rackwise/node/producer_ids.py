@@ -36,11 +36,11 @@ Constraints
       (:mod:`rackwise.node.group_coordinator`), so a transactional producer of librdkafka or
       kafka-python stops there, before it sends InitProducerId. A client that sends
       InitProducerId anyway with a transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-      (53), with an empty one INVALID_REQUEST as in Kafka. 53 is the one code both librdkafka and kafka-python treat as fatal at once,
-      naming the transactional id ("Failed to acquire transactional PID from broker ...:
-      Broker: Transactional Id authorization failed"; kafka-python raises
-      TransactionalIdAuthorizationFailedError), and the one Kafka itself answers when a
-      transactional feature is turned off (2PC without
+      (53), with an empty one INVALID_REQUEST as in Kafka. 53 is the one code both librdkafka
+      and kafka-python treat as fatal at once, naming the transactional id ("Failed to acquire
+      transactional PID from broker ...: Broker: Transactional Id authorization failed";
+      kafka-python raises TransactionalIdAuthorizationFailedError), and the one Kafka itself
+      answers when a transactional feature is turned off (2PC without
       ``transaction.two.phase.commit.enable``). INVALID_REQUEST and UNSUPPORTED_VERSION are
       fatal in kafka-python ("Unexpected error in InitProducerIdResponse") but librdkafka
       retries them until ``init_transactions`` times out. The broker logs why.
