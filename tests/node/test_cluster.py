@@ -231,3 +231,25 @@ def test_a_node_that_dies_at_start_is_reported_with_its_log(tmp_path: Path) -> N
         r"see .*controller-3000/server.log",
     ):
         up(tmp_path, num_brokers=1, timeout_s=30)
+
+
+def test_a_small_cluster_gets_an_offsets_replication_factor_it_can_meet(tmp_path: Path) -> None:
+    key = "offsets.topic.replication.factor"
+    for brokers, expected in ((1, "1"), (2, "2"), (3, None), (6, None)):
+        nodes = plan_cluster(brokers, None, list(range(9300, 9301 + brokers)))
+        broker = node_properties(nodes[1], nodes[0], tmp_path, None, num_brokers=brokers)
+        controller = node_properties(nodes[0], nodes[0], tmp_path, None, num_brokers=brokers)
+        assert (broker.get(key), key in controller) == (expected, False)
+    nodes = plan_cluster(1, None, [9400, 9401])
+    overridden = node_properties(
+        nodes[1], nodes[0], tmp_path, None, overrides={key: "1"}, num_brokers=1
+    )
+    assert load_node_config_from(overridden, tmp_path)[key] == "1"
+
+
+def load_node_config_from(props: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``props`` as the broker reads them back from its file."""
+    path = tmp_path / "b.properties"
+    path.write_text(format_properties(props))
+    assert load_node_config(path).node_id == int(props["node.id"])
+    return parse_properties(path.read_text())

@@ -16,10 +16,14 @@ Constraints
     * ``__consumer_offsets`` is created by the first FindCoordinator for a group (whatever
       ``auto.create.topics.enable`` says, as Kafka), with ``offsets.topic.num.partitions``,
       ``offsets.topic.replication.factor`` and ``offsets.topic.segment.bytes``, compacted;
-      until it has a leader the answer is COORDINATOR_NOT_AVAILABLE, which clients retry. A
-      group's partition is found with the topic's own partition count.
+      until it has a leader the answer is COORDINATOR_NOT_AVAILABLE, which clients retry (the
+      creation is asked for at most once a second: a cluster with fewer brokers than the
+      replication factor refuses it, and says so in the log, each time). A group's partition
+      is found with the topic's own partition count.
     * A commit is one batch appended with acks=all (``offsets.commit.timeout.ms``); it is
-      answered, and becomes visible to OffsetFetch, once the in-sync replicas have it. Append
+      answered, and becomes visible to OffsetFetch, once the in-sync replicas have it. Commits
+      to one partition are appended one at a time, so that the state takes them in the log's
+      order. Append
       errors are answered as Kafka's coordinator maps them (NOT_ENOUGH_REPLICAS and a timeout:
       COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR). A commit that
       failed after it reached the local log drops the partition's state, so that the next
@@ -102,6 +106,7 @@ NO_NODE: Final = {"node_id": -1, "host": "", "port": -1}
 """Kafka's ``Node.noNode()``, in an answer that names no coordinator."""
 NO_OFFSET: Final = -1
 LOAD_CHUNK_BYTES: Final = 1 << 20
+CREATE_INTERVAL_S: Final = 1.0
 CONTROL_BATCH: Final = 0x20
 
 _APPEND_ERRORS: Final = {
@@ -142,6 +147,9 @@ class GroupCoordinator:
         self._states: dict[int, tuple[int, GroupOffsets]] = {}
         """Per partition of ``__consumer_offsets`` led here: the leader epoch it was loaded in."""
         self._loading: dict[int, asyncio.Task[None]] = {}
+        self._writing: dict[int, asyncio.Lock] = {}
+        self._create_after = 0.0
+        """Loop time before which ``__consumer_offsets`` is not asked for again."""
 
     async def close(self) -> None:
         for task in list(self._loading.values()):
@@ -182,16 +190,19 @@ class GroupCoordinator:
         image = self.image()
         topic = image.topic(OFFSETS_TOPIC)
         if topic is None:
-            self.auto_create.create(
-                OFFSETS_TOPIC,
-                self.config.offsets_topic_num_partitions,
-                self.config.offsets_topic_replication_factor,
-                {
-                    "cleanup.policy": "compact",
-                    "compression.type": "producer",
-                    "segment.bytes": str(self.config.offsets_topic_segment_bytes),
-                },
-            )
+            now = asyncio.get_running_loop().time()
+            if now >= self._create_after:  # clients retry every 100 ms: ask once a second
+                self._create_after = now + CREATE_INTERVAL_S
+                self.auto_create.create(
+                    OFFSETS_TOPIC,
+                    self.config.offsets_topic_num_partitions,
+                    self.config.offsets_topic_replication_factor,
+                    {
+                        "cleanup.policy": "compact",
+                        "compression.type": "producer",
+                        "segment.bytes": str(self.config.offsets_topic_segment_bytes),
+                    },
+                )
             return COORDINATOR_NOT_AVAILABLE, NO_NODE
         partition = topic.partitions[partition_for(key, len(topic.partitions))]
         broker = image.brokers.get(partition.leader)
@@ -304,24 +315,32 @@ class GroupCoordinator:
             committed = CommittedOffset(int(p.committed_offset), epoch, metadata, now_ms, expire_ms)
             accepted.append((encode_key(group, *where), encode_value(committed)))
         if accepted:
-            code = await self._append(index, accepted)
-            if code == NONE:
-                for key, value in accepted:
-                    state.replay(key, value)
+            code = await self._append(index, accepted, state)
         results = (
             (t, p, OFFSET_METADATA_TOO_LARGE if (t, int(p.partition_index)) in too_large else code)
             for t, p in asked
         )
         return _commit_response(version, results)
 
-    async def _append(self, index: int, records: list[tuple[bytes, bytes]]) -> int:
-        batch = build_batch(
-            [(key, value, ()) for key, value in records], timestamp_ms=int(time.time() * 1000)
-        )
-        timeout_s = self.config.offsets_commit_timeout_ms / 1000
-        code, info = await self.data_apis.append_internal(OFFSETS_TOPIC, index, batch, timeout_s)
-        if code != NONE and info is not None:
-            self._states.pop(index, None)  # it may be in the log after all: load it again
+    async def _append(
+        self, index: int, records: list[tuple[bytes, bytes]], state: GroupOffsets
+    ) -> int:
+        """Append ``records`` to partition ``index`` and, once the in-sync replicas have them,
+        replay them into ``state``; one commit at a time per partition, so that the state
+        takes the records in the log's order."""
+        async with self._writing.setdefault(index, asyncio.Lock()):
+            batch = build_batch(
+                [(key, value, ()) for key, value in records], timestamp_ms=int(time.time() * 1000)
+            )
+            timeout_s = self.config.offsets_commit_timeout_ms / 1000
+            code, info = await self.data_apis.append_internal(
+                OFFSETS_TOPIC, index, batch, timeout_s
+            )
+            if code == NONE:
+                for key, value in records:
+                    state.replay(key, value)
+            elif info is not None:
+                self._states.pop(index, None)  # it may be in the log after all: load it again
         return _APPEND_ERRORS.get(code, code)
 
     # ---- OffsetFetch --------------------------------------------------------------------------
