@@ -26,7 +26,7 @@ INVALID_GROUP_ID = 24
 OFFSET_METADATA_TOO_LARGE = 12
 NOT_COORDINATOR = 16
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-INVALID_TOPIC_EXCEPTION = 17
+UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +118,15 @@ def _commit(port: int, group: str, generation: int = -1, metadata: str = "") -> 
                 "partitions": [
                     {"partition_index": 0, "committed_offset": 3, "committed_metadata": metadata},
                     {"partition_index": 1, "committed_offset": 4, "committed_metadata": ""},
+                    {"partition_index": 2, "committed_offset": 5, "committed_metadata": ""},
                 ],
-            }
+            },
+            {
+                "name": "no-such-topic",
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 1, "committed_metadata": None}
+                ],
+            },
         ],
     )
 
@@ -132,12 +139,16 @@ def test_refusals_are_kafkas(cluster: Cluster) -> None:
     group = "auditors"
     leader = cluster.brokers[coordinator(cluster, group)].port
     other = next(b.port for b in cluster.brokers.values() if b.port != leader)
-    # A commit naming a generation, for a group that does not exist (OffsetCommit v9).
-    assert _codes(_commit(leader, group, generation=3)) == [GROUP_ID_NOT_FOUND] * 2
-    assert _codes(_commit(leader, "")) == [INVALID_GROUP_ID] * 2
-    assert _codes(_commit(other, group)) == [NOT_COORDINATOR] * 2
+    create_topic(leader, "audit", 2, 3)
+    # Partitions the cluster does not have (audit-2, no-such-topic-0) are answered whatever
+    # the group; then a commit naming a generation, for a group that does not exist (v9).
+    unknown = [UNKNOWN_TOPIC_OR_PARTITION] * 2
+    assert _codes(_commit(leader, group, generation=3)) == [GROUP_ID_NOT_FOUND] * 2 + unknown
+    assert _codes(_commit(leader, "")) == [INVALID_GROUP_ID] * 2 + unknown
+    assert _codes(_commit(other, group)) == [NOT_COORDINATOR] * 2 + unknown
     # offset.metadata.max.bytes (4096) refuses that partition only.
-    assert _codes(_commit(leader, group, metadata="m" * 4097)) == [OFFSET_METADATA_TOO_LARGE, 0]
+    refused = _codes(_commit(leader, group, metadata="m" * 4097))
+    assert refused == [OFFSET_METADATA_TOO_LARGE, 0, *unknown]
     fetched = call(leader, ApiKey.OFFSET_FETCH, groups=[{"group_id": group, "topics": None}])
     (answer,) = fetched.groups
     assert [

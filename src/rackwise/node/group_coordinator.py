@@ -39,8 +39,9 @@ Constraints
 
 Algorithm
     FindCoordinator: the leader of the key's partition, if it has an endpoint on the
-    listener. OffsetCommit: check the group id, the coordinator and the group's rules, then
-    each partition's metadata size (``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE);
+    listener. OffsetCommit: a partition the cluster does not have is UNKNOWN_TOPIC_OR_PARTITION
+    (KafkaApis answers it before the coordinator sees the request); then check the group id,
+    the coordinator and the group's rules, then each partition's metadata size (``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE);
     append the accepted ones as one batch of ``OffsetCommitKey``/``OffsetCommitValue``
     records; once acknowledged, replay the same records into the state. OffsetFetch: the
     state's offsets (-1 for a partition never committed), for the named topics or, with none
@@ -92,6 +93,7 @@ LOG: Final = logging.getLogger("rackwise.node.groups")
 
 NONE: Final = 0
 UNKNOWN_SERVER_ERROR: Final = -1
+UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 OFFSET_METADATA_TOO_LARGE: Final = 12
 COORDINATOR_LOAD_IN_PROGRESS: Final = 14
 COORDINATOR_NOT_AVAILABLE: Final = 15
@@ -295,32 +297,37 @@ class GroupCoordinator:
         group = str(body.group_id)
         generation = int(body.generation_id_or_member_epoch)
         asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
+        # As KafkaApis: a topic or partition the cluster does not have is answered at once.
+        image = self.image()
+        outcome = {
+            (t, int(p.partition_index)): UNKNOWN_TOPIC_OR_PARTITION
+            for t, p in asked
+            if not _has_partition(image.topic(t), int(p.partition_index))
+        }
+        known = [(t, p) for t, p in asked if (t, int(p.partition_index)) not in outcome]
+        if not known:
+            return _commit_response(version, asked, outcome, NONE)
         code, state, index = (INVALID_GROUP_ID, None, -1) if not group else self._state(group)
         if state is not None:
             code = state.commit_error(group, generation, version)
         if code != NONE or state is None:
-            return _commit_response(version, ((t, p, code) for t, p in asked))
+            return _commit_response(version, asked, outcome, code)
         now_ms = int(time.time() * 1000)
         retention_ms = millis(body.retention_time) if version <= 4 else -1
         expire_ms = NO_EXPIRE_TIMESTAMP if retention_ms < 0 else now_ms + retention_ms
-        too_large: set[tuple[str, int]] = set()
         accepted: list[tuple[bytes, bytes]] = []
-        for topic, p in asked:
+        for topic, p in known:
             where = (topic, int(p.partition_index))
             metadata = p.committed_metadata or ""
             if len(metadata) > self.config.offset_metadata_max_bytes:
-                too_large.add(where)
+                outcome[where] = OFFSET_METADATA_TOO_LARGE
                 continue
             epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
             committed = CommittedOffset(int(p.committed_offset), epoch, metadata, now_ms, expire_ms)
             accepted.append((encode_key(group, *where), encode_value(committed)))
         if accepted:
             code = await self._append(index, accepted, state)
-        results = (
-            (t, p, OFFSET_METADATA_TOO_LARGE if (t, int(p.partition_index)) in too_large else code)
-            for t, p in asked
-        )
-        return _commit_response(version, results)
+        return _commit_response(version, asked, outcome, code)
 
     async def _append(
         self, index: int, records: list[tuple[bytes, bytes]], state: GroupOffsets
@@ -380,6 +387,10 @@ class GroupCoordinator:
         return {"group_id": group, "topics": answered, "error_code": NONE}
 
 
+def _has_partition(topic: Any, index: int) -> bool:
+    return topic is not None and 0 <= index < len(topic.partitions)
+
+
 def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str, Any]:
     return {
         "partition_index": index,
@@ -390,12 +401,15 @@ def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str,
     }
 
 
-def _commit_response(version: int, results: Iterable[tuple[str, Any, int]]) -> Any:
+def _commit_response(
+    version: int, asked: Iterable[tuple[str, Any]], outcome: dict[tuple[str, int], int], code: int
+) -> Any:
+    """Each asked partition's error: its own in ``outcome``, else ``code``."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for topic, p, code in results:
-        by_topic.setdefault(topic, []).append(
-            {"partition_index": int(p.partition_index), "error_code": code}
-        )
+    for topic, p in asked:
+        index = int(p.partition_index)
+        error = outcome.get((topic, index), code)
+        by_topic.setdefault(topic, []).append({"partition_index": index, "error_code": error})
     values = {
         "throttle_time": 0,
         "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
