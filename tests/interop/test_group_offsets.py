@@ -1,6 +1,7 @@
 """Consumers with a group id that assign their partitions: confluent-kafka and aiokafka commit,
 read their commits back, and close at once (a closing librdkafka consumer commits first, and
-waited for a coordinator before rackwise served one)."""
+waited for a coordinator before rackwise served one); the admin clients of kafka-python and
+confluent-kafka list and describe the groups and their offsets."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ import uuid
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import OffsetAndMetadata
 from aiokafka.structs import TopicPartition as AioTopicPartition
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaAdminClient
 
 from tests.interop.conftest import Cluster, eventually
 
@@ -92,3 +100,40 @@ def test_aiokafka_commits_and_reads_its_commit(cluster: Cluster) -> None:
     assert offsets == list(range(7))
     assert committed == 7
     assert resumed == [7, 8, 9]
+
+
+def test_admin_clients_list_and_describe_simple_groups(cluster: Cluster) -> None:
+    topic = _topic_with_records(cluster, "admin-groups")
+    group = f"admin-group-{uuid.uuid4().hex[:8]}"
+    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
+    committer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
+    committer.close()
+
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        listed = {g["group_id"]: g for g in admin.list_groups()}
+        described = admin.describe_groups([group, "never-committed"])
+        offsets = admin.list_group_offsets(group)
+    finally:
+        admin.close()
+    assert listed[group] == {
+        "group_id": group,
+        "protocol_type": "",
+        "group_state": "Empty",
+        "group_type": "classic",
+    }
+    assert (described[group]["group_state"], described[group]["members"]) == ("Empty", [])
+    assert described["never-committed"]["group_state"] == "Dead"
+    assert "GroupIdNotFound" in str(described["never-committed"]["error"])
+    assert [(tp.topic, tp.partition, o.offset) for tp, o in offsets[group].items()] == [
+        (topic, 0, 5)
+    ]
+
+    confluent = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    groups = confluent.list_consumer_groups(states={ConsumerGroupState.EMPTY}).result(30)
+    assert group in {g.group_id for g in groups.valid}
+    description = confluent.describe_consumer_groups([group])[group].result(30)
+    assert (description.state, description.members) == (ConsumerGroupState.EMPTY, [])
+    request = [ConsumerGroupTopicPartitions(group)]
+    committed = confluent.list_consumer_group_offsets(request)[group].result(30)
+    assert [(tp.topic, tp.offset) for tp in committed.topic_partitions] == [(topic, 5)]

@@ -37,6 +37,12 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
+from kafka.protocol.admin.groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
@@ -293,6 +299,19 @@ def _offset_fetch_request(body: Any, version: int) -> None:
         name, topics = body.group_id, body.topics
     assert name == "billing"
     assert [(t.name, list(t.partition_indexes)) for t in topics] == [("orders", [0, 3])]
+
+
+def _list_groups_request(body: Any, version: int) -> None:
+    if version >= 4:
+        assert list(body.states_filter) == ["Empty"]
+    if version >= 5:
+        assert list(body.types_filter) == ["classic"]
+
+
+def _describe_groups_request(body: Any, version: int) -> None:
+    assert list(body.groups) == ["billing", "gone"]
+    if version >= 3:
+        assert body.include_authorized_operations is True
 
 
 # API name -> (a kafka-python request, before its version is set; what we must read of it)
@@ -661,6 +680,16 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _offset_fetch_request,
     ),
+    "ListGroups": (
+        lambda: ListGroupsRequest(states_filter=["Empty"], types_filter=["classic"]),
+        _list_groups_request,
+    ),
+    "DescribeGroups": (
+        lambda: DescribeGroupsRequest(
+            groups=["billing", "gone"], include_authorized_operations=True
+        ),
+        _describe_groups_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -784,6 +813,33 @@ def _offset_fetch_response(read: Any, version: int) -> None:
     ]
     if version >= 5:
         assert [p.committed_leader_epoch for p in topic.partitions] == [5, -1]
+
+
+def _list_groups_response(read: Any, version: int) -> None:
+    assert read.error_code == 0
+    (group,) = read.groups
+    assert (group.group_id, group.protocol_type) == ("billing", "")
+    if version >= 4:
+        assert group.group_state == "Empty"
+    if version >= 5:
+        assert group.group_type == "classic"
+
+
+def _describe_groups_response(read: Any, version: int) -> None:
+    billing, gone = read.groups
+    assert (billing.group_id, billing.error_code, billing.group_state) == ("billing", 0, "Empty")
+    assert (billing.protocol_type, billing.protocol_data, list(billing.members)) == ("", "", [])
+    assert (gone.group_id, gone.group_state, gone.error_code) == ("gone", "Dead", 69)
+    if version >= 3:
+        assert set(billing.authorized_operations) == {
+            3,
+            6,
+            8,
+            10,
+            11,
+        }  # READ DELETE DESCRIBE *_CONFIGS
+    if version >= 6:
+        assert gone.error_message == "Group gone not found."
 
 
 def _elect_leaders_response(read: Any, version: int) -> None:
@@ -1162,6 +1218,51 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             ],
         },
         _offset_fetch_response,
+    ),
+    "ListGroups": (
+        ListGroupsResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "groups": [
+                {
+                    "group_id": "billing",
+                    "protocol_type": "",
+                    "group_state": "Empty",
+                    "group_type": "classic",
+                }
+            ],
+        },
+        _list_groups_response,
+    ),
+    "DescribeGroups": (
+        DescribeGroupsResponse,
+        {
+            "throttle_time": 0,
+            "groups": [
+                {
+                    "error_code": 0,
+                    "error_message": None,
+                    "group_id": "billing",
+                    "group_state": "Empty",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": 3400,
+                },
+                {
+                    "error_code": 69,
+                    "error_message": "Group gone not found.",
+                    "group_id": "gone",
+                    "group_state": "Dead",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": -2147483648,
+                },
+            ],
+        },
+        _describe_groups_response,
     ),
     "ElectLeaders": (
         ElectLeadersResponse,

@@ -46,7 +46,7 @@ from rackwise.net import (
     NetworkException,
     start_server,
 )
-from rackwise.node import broker_apis, broker_configs
+from rackwise.node import broker_apis, broker_configs, group_apis
 from rackwise.node.alter_configs import alter_configs
 from rackwise.node.auto_create import AutoTopicCreator
 from rackwise.node.config import (
@@ -536,11 +536,15 @@ class Broker:
         if key == ApiKey.INIT_PRODUCER_ID:
             return await init_producer_id(body, self.producer_ids)
         if key == ApiKey.FIND_COORDINATOR:
-            return self.groups.find_coordinator(body)
+            return group_apis.find_coordinator(self.groups, body)
         if key == ApiKey.OFFSET_COMMIT:
-            return await self.groups.offset_commit(body)
+            return await group_apis.offset_commit(self.groups, body)
         if key == ApiKey.OFFSET_FETCH:
-            return self.groups.offset_fetch(body)
+            return group_apis.offset_fetch(self.groups, body)
+        if key == ApiKey.LIST_GROUPS:
+            return await group_apis.list_groups(self.groups, body)
+        if key == ApiKey.DESCRIBE_GROUPS:
+            return group_apis.describe_groups(self.groups, body)
         if key == ApiKey.METADATA:
             auto = self.auto_create if self.data_config.auto_create_topics_enable else None
             return broker_apis.metadata(body, image, self.info(), auto)

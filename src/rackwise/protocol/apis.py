@@ -113,6 +113,8 @@ class ApiKey(enum.IntEnum):
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -168,6 +170,8 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.FIND_COORDINATOR, 0, 6, BROKER_ONLY),
     (ApiKey.OFFSET_COMMIT, 2, 9, BROKER_ONLY),
     (ApiKey.OFFSET_FETCH, 1, 9, BROKER_ONLY),
+    (ApiKey.DESCRIBE_GROUPS, 0, 6, BROKER_ONLY),
+    (ApiKey.LIST_GROUPS, 0, 5, BROKER_ONLY),
     (ApiKey.METADATA, 0, 13, BROKER_ONLY),
     (ApiKey.DESCRIBE_CLUSTER, 0, 2, BROKER_ONLY),
     (ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, 0, BROKER_ONLY),

@@ -1,0 +1,300 @@
+"""The group APIs a broker serves, answered as Kafka answers them for simple groups:
+FindCoordinator, OffsetCommit, OffsetFetch, ListGroups and DescribeGroups, over the
+:class:`~rackwise.node.group_coordinator.GroupCoordinator`'s partitions.
+
+Goals
+    A consumer that ``assign``s its partitions with a ``group.id`` commits its offsets and
+    reads them back, from any broker, across restarts and leader changes: kafka-python's
+    ``KafkaConsumer(group_id=...)``, confluent-kafka's ``commit()``/``committed()`` and a
+    closing consumer's last commit, aiokafka's ``commit``; the admin clients list and
+    describe the groups and their offsets.
+
+Constraints
+    * Only simple groups: JoinGroup, SyncGroup and Heartbeat are not served, so ``subscribe``
+      still fails at JoinGroup. Every group is a classic one in state Empty, without members;
+      the rules for a commit are :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`'s.
+    * Transactions are not served: FindCoordinator for a transactional id answers
+      TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which librdkafka and kafka-python treat as final.
+    * An empty group id is INVALID_GROUP_ID; a request for a group whose partition this broker
+      does not lead is NOT_COORDINATOR, and one still loading COORDINATOR_LOAD_IN_PROGRESS
+      (clients retry both).
+
+Algorithm
+    FindCoordinator: the leader of the key's ``__consumer_offsets`` partition, if it is
+    unfenced with an endpoint on the listener (v0-3: one key, with Kafka's error message; v4+:
+    a batch of keys). OffsetCommit: a partition the cluster does not have is
+    UNKNOWN_TOPIC_OR_PARTITION (KafkaApis answers it before the coordinator sees the request);
+    then the group id, the coordinator and the group's rules; then each partition's metadata
+    size (``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE); the accepted ones are
+    appended as one batch (:meth:`GroupCoordinator.append`), with an expiry when a v2-v4
+    request asked for a retention time. OffsetFetch: the committed offsets (-1 for a partition
+    never committed), for the named topics or, with none named, every partition the group
+    committed; before v2 a group's error is each partition's. ListGroups: the groups of every
+    partition led here, filtered by state and type (v4, v5). DescribeGroups: Empty for a group
+    with offsets; Dead for another, with GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+
+Worked example
+    kafka-python's ``KafkaConsumer(group_id="billing")`` asks any broker FindCoordinator
+    ("billing"): the first answers are COORDINATOR_NOT_AVAILABLE while ``__consumer_offsets``
+    is created, then the leader of partition 9 is named. Its commit of offset 42 for
+    ``orders-0`` is answered NONE once the in-sync replicas have the record, and
+    ``describe_consumer_groups(["billing"])`` shows a classic group in state Empty.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any, Final
+
+from rackwise.groups.offsets import (
+    NO_EXPIRE_TIMESTAMP,
+    NO_LEADER_EPOCH,
+    CommittedOffset,
+    encode_key,
+    encode_value,
+)
+from rackwise.node.broker_apis import OPERATIONS_NOT_ASKED, AclOperation, operations_field
+from rackwise.node.group_coordinator import (
+    COORDINATOR_NOT_AVAILABLE,
+    INVALID_REQUEST,
+    NONE,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    GroupCoordinator,
+)
+from rackwise.protocol import ApiKey, error_name, make, response_class
+from rackwise.protocol.values import millis
+
+UNKNOWN_TOPIC_OR_PARTITION: Final = 3
+OFFSET_METADATA_TOO_LARGE: Final = 12
+INVALID_GROUP_ID: Final = 24
+GROUP_ID_NOT_FOUND: Final = 69
+NO_OFFSET: Final = -1
+EMPTY: Final = "Empty"
+DEAD: Final = "Dead"
+CLASSIC: Final = "classic"
+GROUP_OPERATIONS: Final = operations_field(
+    (
+        AclOperation.READ,
+        AclOperation.DESCRIBE,
+        AclOperation.DELETE,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    )
+)
+"""A group's operations as a broker without an authorizer allows them (KIP-430)."""
+
+
+def _version(body: Any) -> int:
+    return int(type(body).__version__)
+
+
+# ---- FindCoordinator ------------------------------------------------------------------
+
+
+def find_coordinator(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    key_type = int(body.key_type)
+    if version >= 4:
+        coordinators = []
+        for key in body.coordinator_keys:
+            code, node = coordinator.coordinator(key_type, str(key))
+            coordinators.append(
+                {"key": str(key), "error_code": code, "error_message": None, **node}
+            )
+        values: dict[str, Any] = {"throttle_time": 0, "coordinators": coordinators}
+    else:
+        code, node = coordinator.coordinator(key_type, str(body.key))
+        values = {
+            "throttle_time": 0,
+            "error_code": code,
+            "error_message": _message(code),
+            **node,
+        }
+    return make(response_class(ApiKey.FIND_COORDINATOR, version), values)
+
+
+# ---- OffsetCommit -------------------------------------------------------------------------
+
+
+async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    group = str(body.group_id)
+    generation = int(body.generation_id_or_member_epoch)
+    asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
+    # As KafkaApis: a topic or partition the cluster does not have is answered at once.
+    image = coordinator.image()
+    outcome = {
+        (t, int(p.partition_index)): UNKNOWN_TOPIC_OR_PARTITION
+        for t, p in asked
+        if not _has_partition(image.topic(t), int(p.partition_index))
+    }
+    known = [(t, p) for t, p in asked if (t, int(p.partition_index)) not in outcome]
+    if not known:
+        return _commit_response(version, asked, outcome, NONE)
+    code, state, index = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    if state is not None:
+        code = state.commit_error(group, generation, version)
+    if code != NONE or state is None:
+        return _commit_response(version, asked, outcome, code)
+    now_ms = int(time.time() * 1000)
+    retention_ms = millis(body.retention_time) if version <= 4 else -1
+    expire_ms = NO_EXPIRE_TIMESTAMP if retention_ms < 0 else now_ms + retention_ms
+    accepted: list[tuple[bytes, bytes]] = []
+    for topic, p in known:
+        where = (topic, int(p.partition_index))
+        metadata = p.committed_metadata or ""
+        if len(metadata) > coordinator.config.offset_metadata_max_bytes:
+            outcome[where] = OFFSET_METADATA_TOO_LARGE
+            continue
+        epoch = int(getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH))
+        committed = CommittedOffset(int(p.committed_offset), epoch, metadata, now_ms, expire_ms)
+        accepted.append((encode_key(group, *where), encode_value(committed)))
+    if accepted:
+        code = await coordinator.append(index, accepted, state)
+    return _commit_response(version, asked, outcome, code)
+
+
+# ---- OffsetFetch --------------------------------------------------------------------------
+
+
+def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    if version >= 8:
+        groups = [
+            _fetch_group(coordinator, str(g.group_id), g.topics, version) for g in body.groups
+        ]
+        values: dict[str, Any] = {"throttle_time": 0, "groups": groups}
+    else:
+        answer = _fetch_group(coordinator, str(body.group_id), body.topics, version)
+        values = {
+            "throttle_time": 0,
+            "topics": answer["topics"],
+            "error_code": answer["error_code"],
+        }
+    return make(response_class(ApiKey.OFFSET_FETCH, version), values)
+
+
+def _fetch_group(
+    coordinator: GroupCoordinator, group: str, topics: Iterable[Any] | None, version: int
+) -> dict[str, Any]:
+    code, state, _ = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    if code != NONE and version >= 2:
+        return {"group_id": group, "topics": [], "error_code": code}
+    offsets = state.offsets(group) if state is not None else {}
+    wanted: dict[str, list[int]] = {}
+    if topics is None:
+        for name, p in sorted(offsets):
+            wanted.setdefault(name, []).append(p)
+    else:
+        for t in topics:
+            wanted.setdefault(str(t.name), []).extend(int(i) for i in t.partition_indexes)
+    answered = [
+        {"name": name, "partitions": [_fetched(i, offsets.get((name, i)), code) for i in ps]}
+        for name, ps in wanted.items()
+    ]
+    return {"group_id": group, "topics": answered, "error_code": NONE}
+
+
+# ---- ListGroups and DescribeGroups ----------------------------------------------------------
+
+
+async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+    """The groups of the partitions led here (every group is a simple one: classic, Empty),
+    after loading the ones not loaded yet, for at most :data:`LIST_WAIT_S`."""
+    version = _version(body)
+    states = {s.strip().lower() for s in getattr(body, "states_filter", ())}
+    types = {t.strip().lower() for t in getattr(body, "types_filter", ())}
+    code, groups = await coordinator.led_groups()
+    wanted = (not states or EMPTY.lower() in states) and (not types or CLASSIC in types)
+    listed = [
+        {"group_id": g, "protocol_type": "", "group_state": EMPTY, "group_type": CLASSIC}
+        for g in sorted(groups)
+        if wanted
+    ]
+    values = {"throttle_time": 0, "error_code": code, "groups": listed}
+    return make(response_class(ApiKey.LIST_GROUPS, version), values)
+
+
+def describe_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    asked_operations = bool(getattr(body, "include_authorized_operations", False))
+    described = [_describe(coordinator, str(g), version, asked_operations) for g in body.groups]
+    values = {"throttle_time": 0, "groups": described}
+    return make(response_class(ApiKey.DESCRIBE_GROUPS, version), values)
+
+
+def _describe(
+    coordinator: GroupCoordinator, group: str, version: int, asked_operations: bool
+) -> dict[str, Any]:
+    code, state, _ = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    answer: dict[str, Any] = {
+        "group_id": group,
+        "error_code": code,
+        "error_message": None,
+        "group_state": "",
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+        "authorized_operations": OPERATIONS_NOT_ASKED,
+    }
+    if state is None:
+        return answer
+    if not state.has_group(group):
+        # KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND; before, a Dead one.
+        answer["group_state"] = DEAD
+        if version >= 6:
+            answer["error_code"] = GROUP_ID_NOT_FOUND
+            answer["error_message"] = f"Group {group} not found."
+        return answer
+    answer["group_state"] = EMPTY
+    if asked_operations:
+        answer["authorized_operations"] = GROUP_OPERATIONS
+    return answer
+
+
+def _has_partition(topic: Any, index: int) -> bool:
+    return topic is not None and 0 <= index < len(topic.partitions)
+
+
+def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": NO_OFFSET if found is None else found.offset,
+        "committed_leader_epoch": NO_LEADER_EPOCH if found is None else found.leader_epoch,
+        "metadata": "" if found is None else found.metadata,
+        "error_code": error,  # before v2 a group's error is each partition's
+    }
+
+
+def _commit_response(
+    version: int, asked: Iterable[tuple[str, Any]], outcome: dict[tuple[str, int], int], code: int
+) -> Any:
+    """Each asked partition's error: its own in ``outcome``, else ``code``."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for topic, p in asked:
+        index = int(p.partition_index)
+        error = outcome.get((topic, index), code)
+        by_topic.setdefault(topic, []).append({"partition_index": index, "error_code": error})
+    values = {
+        "throttle_time": 0,
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+    }
+    return make(response_class(ApiKey.OFFSET_COMMIT, version), values)
+
+
+def _message(code: int) -> str:
+    """FindCoordinator's error message before v4: Kafka's ``Errors.message()`` (the name for
+    NONE)."""
+    return _MESSAGES.get(code, error_name(code))
+
+
+_MESSAGES: Final = {
+    COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    INVALID_REQUEST: (
+        "This most likely occurs because of a request being malformed by the client library "
+        "or the message was sent to an incompatible broker. See the broker logs for more "
+        "details."
+    ),
+}
