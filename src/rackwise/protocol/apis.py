@@ -21,6 +21,8 @@ Goals
     FindCoordinator (10)         0-6     6              2                1
     OffsetCommit (8)             2-9     8              9                3
     OffsetFetch (9)              1-9     8              9                3
+    ListGroups (16)              0-5     5              5                2
+    DescribeGroups (15)          0-6     6              5                3
     Metadata (3)                 0-13    13             13 (10 for acls) 5
     DescribeCluster (60)         0-2     2              (uses Metadata)  (uses Metadata)
     CreateTopics (19)            2-7     7              4                3
