@@ -98,13 +98,13 @@ def find_coordinator(coordinator: GroupCoordinator, body: Any) -> Any:
     if version >= 4:
         coordinators = []
         for key in body.coordinator_keys:
-            code, node = coordinator.coordinator(key_type, str(key))
+            code, node = coordinator.find(key_type, str(key))
             coordinators.append(
                 {"key": str(key), "error_code": code, "error_message": None, **node}
             )
         values: dict[str, Any] = {"throttle_time": 0, "coordinators": coordinators}
     else:
-        code, node = coordinator.coordinator(key_type, str(body.key))
+        code, node = coordinator.find(key_type, str(body.key))
         values = {
             "throttle_time": 0,
             "error_code": code,
@@ -201,7 +201,7 @@ def _fetch_group(
 
 async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
     """The groups of the partitions led here (every group is a simple one: classic, Empty),
-    after loading the ones not loaded yet, for at most :data:`LIST_WAIT_S`."""
+    once :meth:`GroupCoordinator.led_groups` has loaded them."""
     version = _version(body)
     states = {s.strip().lower() for s in getattr(body, "states_filter", ())}
     types = {t.strip().lower() for t in getattr(body, "types_filter", ())}

@@ -138,7 +138,10 @@ class GroupCoordinator:
                 await task
         self._loading.clear()
 
-    def coordinator(self, key_type: int, key: str) -> tuple[int, dict[str, Any]]:
+    def find(self, key_type: int, key: str) -> tuple[int, dict[str, Any]]:
+        """(NONE, the coordinator's node id, host and port) for a FindCoordinator key, or the
+        error with Kafka's ``Node.noNode()``; asks for ``__consumer_offsets`` when it is
+        missing."""
         if key_type == TRANSACTION_KEY:
             return TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_NODE
         if key_type != GROUP_KEY:
@@ -208,7 +211,8 @@ class GroupCoordinator:
         codes = [self.partition_state(i)[0] for i in indexes]  # starts every load needed
         if COORDINATOR_LOAD_IN_PROGRESS in codes:
             loading = [t for i, t in self._loading.items() if i in indexes]
-            await asyncio.wait(loading, timeout=LIST_WAIT_S)
+            if loading:
+                await asyncio.wait(loading, timeout=LIST_WAIT_S)
         groups: list[str] = []
         for index in indexes:
             code, state = self.partition_state(index)
