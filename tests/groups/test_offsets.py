@@ -158,3 +158,33 @@ def test_commit_rules_of_a_group_without_members(
     if exists:
         state.replay(encode_key("g", "t", 0), encode_value(CommittedOffset(1)))
     assert state.commit_error("g", generation, version) == error
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["g1", "g2"]),
+            st.sampled_from(["t1", "t2"]),
+            st.integers(0, 2),
+            st.none() | st.integers(0, 1000),
+        ),
+        max_size=40,
+    )
+)
+def test_replaying_a_log_leaves_the_last_commit_of_each_partition(
+    log: list[tuple[str, str, int, int | None]],
+) -> None:
+    state = GroupOffsets()
+    model: dict[str, dict[tuple[str, int], int]] = {}
+    for group, topic, partition, offset in log:
+        key = encode_key(group, topic, partition)
+        if offset is None:
+            state.replay(key, None)
+            model.get(group, {}).pop((topic, partition), None)
+        else:
+            state.replay(key, encode_value(CommittedOffset(offset)))
+            model.setdefault(group, {})[(topic, partition)] = offset
+    for group in ("g1", "g2"):
+        assert {k: v.offset for k, v in state.offsets(group).items()} == model.get(group, {})
+        # A group exists once it committed, even if tombstones removed every offset since.
+        assert state.has_group(group) == (group in model)
