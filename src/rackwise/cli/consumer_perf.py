@@ -1,8 +1,9 @@
 """``rackwise consumer-perf-test``: Kafka's ``kafka-consumer-perf-test.sh`` with its flags and
 its output lines, on confluent-kafka (:mod:`rackwise.client.consumer_perf` does the work).
-Consumer groups do not exist yet: the consumer assigns itself every partition of the topic and
-reads it from the beginning (``--from-latest``: from the end); ``--group`` only names the
-group.id. ``--json`` prints the summary as one JSON object."""
+Brokers do not serve group membership (JoinGroup): the consumer assigns itself every partition
+of the topic and reads it from the beginning (``--from-latest``: from the end); ``--group`` is
+the group.id its commits go to, if the consumer config enables them. ``--json`` prints the
+summary as one JSON object."""
 
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ Goals
     ``--json`` prints the summary as one JSON object instead (other lines go to stderr).
 
 Constraints
-    * Consumer groups do not exist on rackwise brokers yet, so the consumer joins none: it
-      looks the topic up, ``assign``s all its partitions (those it has when it starts) and
-      reads each from the beginning (``--from-latest``: from its end), as a new group with
-      ``auto.offset.reset=earliest`` would. No offsets are committed (``enable.auto.commit``
-      is false unless the consumer config sets it); ``--group`` only names the group.id the
-      client is given. ``rebalance.time.ms`` is the time from the start until the partitions
+    * rackwise brokers do not serve group membership (JoinGroup), so the consumer joins no
+      group: it looks the topic up, ``assign``s all its partitions (those it has when it
+      starts) and reads each from the beginning (``--from-latest``: from its end), as a new
+      group with ``auto.offset.reset=earliest`` would. No offsets are committed unless the
+      consumer config sets ``enable.auto.commit`` (then they go to ``--group``'s coordinator,
+      as a simple group's). ``rebalance.time.ms`` is the time from the start until the partitions
       were assigned (Kafka counts the time until the group assigned them).
     * As Kafka's tool: it stops once it has read ``--messages`` records (counting whole
       batches, so possibly a few more) or when no record came for ``--timeout`` ms, then prints
