@@ -20,6 +20,7 @@ from rackwise.groups.offsets import (
     OffsetsFormatError,
     decode_key,
     decode_value,
+    encode_group_key,
     encode_key,
     encode_value,
     java_string_hash,
@@ -92,10 +93,32 @@ def test_a_value_that_does_not_parse_says_why(value: bytes, message: str) -> Non
 def test_keys_of_other_kinds_are_skipped() -> None:
     assert decode_key(encode_key("g", "t", 3)) == ("g", "t", 3)
     assert decode_key(bytes.fromhex("0000 0001 67 0001 74 00000003")) == ("g", "t", 3)  # v0
-    assert decode_key(bytes.fromhex("0002 0001 67")) is None  # GroupMetadataKey
+    assert decode_key(bytes.fromhex("0003 0001 67")) is None  # ConsumerGroupMetadataKey
     state = GroupOffsets()
-    state.replay(bytes.fromhex("0002 0001 67"), b"\x00\x03anything")
+    state.replay(bytes.fromhex("0003 0001 67"), b"\x00\x00anything")
     assert not state.has_group("g")
+
+
+def test_deleting_a_group_writes_kafkas_tombstones() -> None:
+    assert encode_group_key("g") == bytes.fromhex("0002 0001 67")  # GroupMetadataKey v2
+    assert decode_key(encode_group_key("g")) == "g"
+    state = GroupOffsets()
+    for partition in (1, 0):
+        state.replay(encode_key("g", "t", partition), encode_value(CommittedOffset(9)))
+    state.replay(encode_key("other", "t", 0), encode_value(CommittedOffset(4)))
+    deletion = state.deletion("g")
+    assert deletion == [
+        (encode_key("g", "t", 0), None),
+        (encode_key("g", "t", 1), None),
+        (encode_group_key("g"), None),
+    ]
+    for key, value in deletion:
+        state.replay(key, value)
+    assert not state.has_group("g")
+    assert state.offsets("other") == {("t", 0): CommittedOffset(4)}
+    # A group's metadata written by Kafka (a group with members once) makes the group exist.
+    state.replay(encode_group_key("classic"), b"\x00\x03...")
+    assert state.has_group("classic") and state.offsets("classic") == {}
 
 
 @given(

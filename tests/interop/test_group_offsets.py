@@ -1,7 +1,7 @@
 """Consumers with a group id that assign their partitions: confluent-kafka and aiokafka commit,
 read their commits back, and close at once (a closing librdkafka consumer commits first, and
 waited for a coordinator before rackwise served one); the admin clients of kafka-python and
-confluent-kafka list and describe the groups and their offsets."""
+confluent-kafka list, describe and delete the groups and their offsets."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient
+from kafka import TopicPartition as KpTopicPartition
 
 from tests.interop.conftest import Cluster, eventually
 
@@ -137,3 +138,32 @@ def test_admin_clients_list_and_describe_simple_groups(cluster: Cluster) -> None
     request = [ConsumerGroupTopicPartitions(group)]
     committed = confluent.list_consumer_group_offsets(request)[group].result(30)
     assert [(tp.topic, tp.offset) for tp in committed.topic_partitions] == [(topic, 5)]
+
+
+def test_admin_clients_delete_offsets_and_groups(cluster: Cluster) -> None:
+    topic = _topic_with_records(cluster, "delete-groups")
+    group = f"doomed-{uuid.uuid4().hex[:8]}"
+    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
+    committer.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
+    committer.close()
+
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        partition = KpTopicPartition(topic, 0)
+        deleted = admin.delete_group_offsets(group, [partition])
+        assert [(tp, error.errno) for tp, error in deleted.items()] == [(partition, 0)]
+        assert admin.list_group_offsets(group)[group] == {}
+        results = admin.delete_groups([group, "never-committed-either"])
+    finally:
+        admin.close()
+    assert results[group] == "OK"
+    assert "GroupIdNotFound" in str(results["never-committed-either"])
+
+    confluent = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    groups = confluent.list_consumer_groups().result(30)
+    assert group not in {g.group_id for g in groups.valid}
+    recommitted = f"{group}-again"
+    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": recommitted})
+    committer.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
+    committer.close()
+    assert confluent.delete_consumer_groups([recommitted])[recommitted].result(30) is None

@@ -38,6 +38,8 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsRequest,
 )
 from kafka.protocol.admin.groups import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
     ListGroupsRequest,
@@ -54,6 +56,8 @@ from kafka.protocol.consumer import (
 from kafka.protocol.consumer.group import (
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
@@ -312,6 +316,17 @@ def _describe_groups_request(body: Any, version: int) -> None:
     assert list(body.groups) == ["billing", "gone"]
     if version >= 3:
         assert body.include_authorized_operations is True
+
+
+def _delete_groups_request(body: Any, version: int) -> None:
+    assert list(body.groups_names) == ["billing", "gone"]
+
+
+def _offset_delete_request(body: Any, version: int) -> None:
+    assert body.group_id == "billing"
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics] == [
+        ("orders", [0, 3])
+    ]
 
 
 # API name -> (a kafka-python request, before its version is set; what we must read of it)
@@ -690,6 +705,27 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_groups_request,
     ),
+    "DeleteGroups": (
+        lambda: DeleteGroupsRequest(groups_names=["billing", "gone"]),
+        _delete_groups_request,
+    ),
+    "OffsetDelete": (
+        lambda: OffsetDeleteRequest(
+            group_id="billing",
+            topics=[
+                OffsetDeleteRequest.OffsetDeleteRequestTopic(
+                    name="orders",
+                    partitions=[
+                        OffsetDeleteRequest.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(
+                            partition_index=i
+                        )
+                        for i in (0, 3)
+                    ],
+                )
+            ],
+        ),
+        _offset_delete_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -840,6 +876,17 @@ def _describe_groups_response(read: Any, version: int) -> None:
         }  # READ DELETE DESCRIBE *_CONFIGS
     if version >= 6:
         assert gone.error_message == "Group gone not found."
+
+
+def _delete_groups_response(read: Any, version: int) -> None:
+    assert [(r.group_id, r.error_code) for r in read.results] == [("billing", 0), ("gone", 69)]
+
+
+def _offset_delete_response(read: Any, version: int) -> None:
+    assert read.error_code == 0
+    (topic,) = read.topics
+    assert topic.name == "orders"
+    assert [(p.partition_index, p.error_code) for p in topic.partitions] == [(0, 0), (3, 3)]
 
 
 def _elect_leaders_response(read: Any, version: int) -> None:
@@ -1263,6 +1310,34 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             ],
         },
         _describe_groups_response,
+    ),
+    "DeleteGroups": (
+        DeleteGroupsResponse,
+        {
+            "throttle_time": 0,
+            "results": [
+                {"group_id": "billing", "error_code": 0},
+                {"group_id": "gone", "error_code": 69},
+            ],
+        },
+        _delete_groups_response,
+    ),
+    "OffsetDelete": (
+        OffsetDeleteResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "topics": [
+                {
+                    "name": "orders",
+                    "partitions": [
+                        {"partition_index": 0, "error_code": 0},
+                        {"partition_index": 3, "error_code": 3},
+                    ],
+                }
+            ],
+        },
+        _offset_delete_response,
     ),
     "ElectLeaders": (
         ElectLeadersResponse,

@@ -27,7 +27,8 @@ Algorithm
     A group's partition is ``abs(hash) % partitions`` with Java's ``String.hashCode`` (UTF-16
     code units, 32-bit overflow) and Kafka's ``Utils.abs`` (``Integer.MIN_VALUE`` is 0).
     Replaying a key with a value sets the group's offset for the topic partition; a key
-    without one (a tombstone) removes it.
+    without one (a tombstone) removes it. A group metadata key without a value removes the
+    group (DeleteGroups writes one after its offsets' tombstones).
 
 Worked example
     ``partition_for("my-group", 50)`` is 12 (``"my-group".hashCode()`` is -1906497762, as Java
@@ -51,6 +52,8 @@ NO_GENERATION: Final = -1
 
 KEY_VERSION: Final = 1
 """Kafka writes offset commit keys at version 1 (0 means the same layout)."""
+GROUP_KEY_VERSION: Final = 2
+"""A ``GroupMetadataKey``: a classic group's metadata, or with no value its deletion."""
 VALUE_VERSION: Final = 3
 VALUE_VERSION_WITH_EXPIRY: Final = 1
 
@@ -107,6 +110,11 @@ def _string(text: str) -> bytes:
 def encode_key(group: str, topic: str, partition: int) -> bytes:
     """An ``OffsetCommitKey`` record key, version 1."""
     return _I16.pack(KEY_VERSION) + _string(group) + _string(topic) + _I32.pack(partition)
+
+
+def encode_group_key(group: str) -> bytes:
+    """A ``GroupMetadataKey`` record key (version 2): with no value, the group's deletion."""
+    return _I16.pack(GROUP_KEY_VERSION) + _string(group)
 
 
 def encode_value(committed: CommittedOffset) -> bytes:
@@ -186,11 +194,13 @@ class _Reader:
             self.take(self.uvarint())
 
 
-def decode_key(key: bytes) -> tuple[str, str, int] | None:
-    """``(group, topic, partition)`` of an offset commit key; None for a key of another kind
-    (group metadata, KIP-848 records)."""
+def decode_key(key: bytes) -> tuple[str, str, int] | str | None:
+    """``(group, topic, partition)`` of an offset commit key, the group of a group metadata
+    key, or None for a key of another kind (KIP-848 and share group records)."""
     reader = _Reader(key, "an offset commit key")
     version = reader.int16()
+    if version == GROUP_KEY_VERSION:
+        return reader.string()
     if version not in (0, 1):
         return None
     return reader.string(), reader.string(), reader.int32()
@@ -231,6 +241,12 @@ class GroupOffsets:
         parsed = decode_key(key)
         if parsed is None:
             return
+        if isinstance(parsed, str):  # a group's metadata: it exists; without a value, deleted
+            if value is None:
+                self._groups.pop(parsed, None)
+            else:
+                self._groups.setdefault(parsed, {})
+            return
         group, topic, partition = parsed
         if value is None:
             offsets = self._groups.get(group)
@@ -248,6 +264,15 @@ class GroupOffsets:
     def offsets(self, group: str) -> Mapping[TopicPartitionKey, CommittedOffset]:
         """The group's committed offsets (empty for a group that does not exist)."""
         return self._groups.get(group, {})
+
+    def deletion(self, group: str) -> list[tuple[bytes, None]]:
+        """The records that delete ``group`` (``createGroupTombstoneRecords`` for a classic
+        group): a tombstone for each committed offset, then one for the group."""
+        tombstones: list[tuple[bytes, None]] = [
+            (encode_key(group, topic, partition), None)
+            for topic, partition in sorted(self.offsets(group))
+        ]
+        return [*tombstones, (encode_group_key(group), None)]
 
     def commit_error(self, group: str, generation: int, version: int) -> int:
         """NONE, or the error Kafka answers an OffsetCommit of ``version`` with, given that

@@ -540,11 +540,15 @@ class Broker:
         if key == ApiKey.OFFSET_COMMIT:
             return await group_apis.offset_commit(self.groups, body)
         if key == ApiKey.OFFSET_FETCH:
-            return group_apis.offset_fetch(self.groups, body)
+            return await group_apis.offset_fetch(self.groups, body)
         if key == ApiKey.LIST_GROUPS:
             return await group_apis.list_groups(self.groups, body)
         if key == ApiKey.DESCRIBE_GROUPS:
-            return group_apis.describe_groups(self.groups, body)
+            return await group_apis.describe_groups(self.groups, body)
+        if key == ApiKey.DELETE_GROUPS:
+            return await group_apis.delete_groups(self.groups, body)
+        if key == ApiKey.OFFSET_DELETE:
+            return await group_apis.offset_delete(self.groups, body)
         if key == ApiKey.METADATA:
             auto = self.auto_create if self.data_config.auto_create_topics_enable else None
             return broker_apis.metadata(body, image, self.info(), auto)

@@ -1,13 +1,13 @@
 """The group APIs a broker serves, answered as Kafka answers them for simple groups:
-FindCoordinator, OffsetCommit, OffsetFetch, ListGroups and DescribeGroups, over the
-:class:`~rackwise.node.group_coordinator.GroupCoordinator`'s partitions.
+FindCoordinator, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and
+OffsetDelete, over the :class:`~rackwise.node.group_coordinator.GroupCoordinator`'s partitions.
 
 Goals
     A consumer that ``assign``s its partitions with a ``group.id`` commits its offsets and
     reads them back, from any broker, across restarts and leader changes: kafka-python's
     ``KafkaConsumer(group_id=...)``, confluent-kafka's ``commit()``/``committed()`` and a
-    closing consumer's last commit, aiokafka's ``commit``; the admin clients list and
-    describe the groups and their offsets.
+    closing consumer's last commit, aiokafka's ``commit``; the admin clients list, describe
+    and delete the groups and their offsets.
 
 Constraints
     * Only simple groups: JoinGroup, SyncGroup and Heartbeat are not served, so ``subscribe``
@@ -16,7 +16,8 @@ Constraints
     * Transactions are not served: FindCoordinator for a transactional id answers
       TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which librdkafka and kafka-python treat as final.
     * An empty group id is INVALID_GROUP_ID; a request for a group whose partition this broker
-      does not lead is NOT_COORDINATOR, and one still loading COORDINATOR_LOAD_IN_PROGRESS
+      does not lead is NOT_COORDINATOR, and one whose partition is still loading after
+      :data:`~rackwise.node.group_coordinator.LOAD_WAIT_S` COORDINATOR_LOAD_IN_PROGRESS
       (clients retry both).
 
 Algorithm
@@ -31,7 +32,11 @@ Algorithm
     never committed), for the named topics or, with none named, every partition the group
     committed; before v2 a group's error is each partition's. ListGroups: the groups of every
     partition led here, filtered by state and type (v4, v5). DescribeGroups: Empty for a group
-    with offsets; Dead for another, with GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+    with offsets; Dead for another, with GROUP_ID_NOT_FOUND from v6 (KIP-1043). DeleteGroups:
+    a tombstone for each of the group's offsets and one for the group, as one batch
+    (GROUP_ID_NOT_FOUND for a group that does not exist). OffsetDelete: tombstones for the
+    named partitions the group has offsets for; every partition the cluster has is answered
+    NONE, since no member is subscribed to anything.
 
 Worked example
     kafka-python's ``KafkaConsumer(group_id="billing")`` asks any broker FindCoordinator
@@ -122,17 +127,13 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
     group = str(body.group_id)
     generation = int(body.generation_id_or_member_epoch)
     asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
-    # As KafkaApis: a topic or partition the cluster does not have is answered at once.
-    image = coordinator.image()
-    outcome = {
-        (t, int(p.partition_index)): UNKNOWN_TOPIC_OR_PARTITION
-        for t, p in asked
-        if not _has_partition(image.topic(t), int(p.partition_index))
-    }
+    outcome = _unknown_partitions(coordinator, asked)
     known = [(t, p) for t, p in asked if (t, int(p.partition_index)) not in outcome]
     if not known:
         return _commit_response(version, asked, outcome, NONE)
-    code, state, index = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    code, state, index = (
+        (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
+    )
     if state is not None:
         code = state.commit_error(group, generation, version)
     if code != NONE or state is None:
@@ -158,15 +159,15 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
 # ---- OffsetFetch --------------------------------------------------------------------------
 
 
-def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Any:
+async def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Any:
     version = _version(body)
     if version >= 8:
         groups = [
-            _fetch_group(coordinator, str(g.group_id), g.topics, version) for g in body.groups
+            await _fetch_group(coordinator, str(g.group_id), g.topics, version) for g in body.groups
         ]
         values: dict[str, Any] = {"throttle_time": 0, "groups": groups}
     else:
-        answer = _fetch_group(coordinator, str(body.group_id), body.topics, version)
+        answer = await _fetch_group(coordinator, str(body.group_id), body.topics, version)
         values = {
             "throttle_time": 0,
             "topics": answer["topics"],
@@ -175,10 +176,12 @@ def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Any:
     return make(response_class(ApiKey.OFFSET_FETCH, version), values)
 
 
-def _fetch_group(
+async def _fetch_group(
     coordinator: GroupCoordinator, group: str, topics: Iterable[Any] | None, version: int
 ) -> dict[str, Any]:
-    code, state, _ = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    code, state, _ = (
+        (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
+    )
     if code != NONE and version >= 2:
         return {"group_id": group, "topics": [], "error_code": code}
     offsets = state.offsets(group) if state is not None else {}
@@ -216,18 +219,22 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
     return make(response_class(ApiKey.LIST_GROUPS, version), values)
 
 
-def describe_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+async def describe_groups(coordinator: GroupCoordinator, body: Any) -> Any:
     version = _version(body)
     asked_operations = bool(getattr(body, "include_authorized_operations", False))
-    described = [_describe(coordinator, str(g), version, asked_operations) for g in body.groups]
+    described = [
+        await _describe(coordinator, str(g), version, asked_operations) for g in body.groups
+    ]
     values = {"throttle_time": 0, "groups": described}
     return make(response_class(ApiKey.DESCRIBE_GROUPS, version), values)
 
 
-def _describe(
+async def _describe(
     coordinator: GroupCoordinator, group: str, version: int, asked_operations: bool
 ) -> dict[str, Any]:
-    code, state, _ = (INVALID_GROUP_ID, None, -1) if not group else coordinator.state(group)
+    code, state, _ = (
+        (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
+    )
     answer: dict[str, Any] = {
         "group_id": group,
         "error_code": code,
@@ -251,6 +258,85 @@ def _describe(
     if asked_operations:
         answer["authorized_operations"] = GROUP_OPERATIONS
     return answer
+
+
+# ---- DeleteGroups and OffsetDelete ----------------------------------------------------------
+
+
+async def delete_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+    """Each group deleted as Kafka deletes an empty classic group: its offsets' tombstones and
+    the group's, appended as one batch to its partition."""
+    version = _version(body)
+    results = [
+        {"group_id": str(g), "error_code": await _delete_group(coordinator, str(g))}
+        for g in body.groups_names
+    ]
+    values = {"throttle_time": 0, "results": results}
+    return make(response_class(ApiKey.DELETE_GROUPS, version), values)
+
+
+async def _delete_group(coordinator: GroupCoordinator, group: str) -> int:
+    code, state, index = (
+        (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
+    )
+    if code != NONE or state is None:
+        return code
+    if not state.has_group(group):
+        return GROUP_ID_NOT_FOUND
+    return await coordinator.append(index, state.deletion(group), state)
+
+
+async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Any:
+    """Tombstones for the named partitions' offsets (those the group has); every partition
+    the cluster has is answered NONE, as Kafka answers for a group without members."""
+    version = _version(body)
+    group = str(body.group_id)
+    asked = [(str(t.name), p) for t in body.topics for p in t.partitions]
+    outcome = _unknown_partitions(coordinator, asked)
+    code = NONE
+    if len(outcome) < len(asked):
+        code, state, index = (
+            (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
+        )
+        if state is not None and not state.has_group(group):
+            code = GROUP_ID_NOT_FOUND
+        if code == NONE and state is not None:
+            offsets = state.offsets(group)
+            tombstones = [
+                (encode_key(group, t, int(p.partition_index)), None)
+                for t, p in asked
+                if (t, int(p.partition_index)) in offsets
+            ]
+            if tombstones:
+                code = await coordinator.append(index, tombstones, state)
+    # A group's error is the answer's, with the partitions KafkaApis answered itself.
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for topic, p in asked:
+        where = (topic, int(p.partition_index))
+        if code == NONE or where in outcome:
+            error = outcome.get(where, NONE)
+            by_topic.setdefault(topic, []).append(
+                {"partition_index": where[1], "error_code": error}
+            )
+    values = {
+        "throttle_time": 0,
+        "error_code": code,
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+    }
+    return make(response_class(ApiKey.OFFSET_DELETE, version), values)
+
+
+def _unknown_partitions(
+    coordinator: GroupCoordinator, asked: Iterable[tuple[str, Any]]
+) -> dict[tuple[str, int], int]:
+    """UNKNOWN_TOPIC_OR_PARTITION for each asked partition the cluster does not have: KafkaApis
+    answers them before the coordinator sees the request."""
+    image = coordinator.image()
+    return {
+        (t, int(p.partition_index)): UNKNOWN_TOPIC_OR_PARTITION
+        for t, p in asked
+        if not _has_partition(image.topic(t), int(p.partition_index))
+    }
 
 
 def _has_partition(topic: Any, index: int) -> bool:

@@ -18,8 +18,9 @@ Constraints
       is found with the topic's own partition count.
     * A partition's state belongs to one leader epoch: on the first request after this broker
       became its leader (or its epoch changed) the state is loaded from the log in the
-      background, 1 MiB per turn of the event loop, while requests for its groups get
-      COORDINATOR_LOAD_IN_PROGRESS. A record that does not parse is logged and skipped.
+      background, 1 MiB per turn of the event loop; a request waits up to
+      :data:`LOAD_WAIT_S` for it, then gets COORDINATOR_LOAD_IN_PROGRESS (retriable). A
+      record that does not parse is logged and skipped.
     * A commit is one batch appended with acks=all (``offsets.commit.timeout.ms``); it enters
       the state, and so OffsetFetch's answers, once the in-sync replicas have it. Commits to
       one partition are appended one at a time, so that the state takes them in the log's
@@ -51,7 +52,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
@@ -86,8 +87,8 @@ TRANSACTION_KEY: Final = 1
 NO_NODE: Final = {"node_id": -1, "host": "", "port": -1}
 """Kafka's ``Node.noNode()``, in an answer that names no coordinator."""
 LOAD_CHUNK_BYTES: Final = 1 << 20
-LIST_WAIT_S: Final = 5.0
-"""How long ListGroups waits for the partitions led here to load before it answers
+LOAD_WAIT_S: Final = 5.0
+"""How long a request waits for its partitions to load before it is answered
 COORDINATOR_LOAD_IN_PROGRESS."""
 CREATE_INTERVAL_S: Final = 1.0
 CONTROL_BATCH: Final = 0x20
@@ -186,6 +187,17 @@ class GroupCoordinator:
         code, state = self.partition_state(index)
         return code, state, index
 
+    async def loaded_state(self, group: str) -> tuple[int, GroupOffsets | None, int]:
+        """:meth:`state`, after waiting up to :data:`LOAD_WAIT_S` for the partition to load
+        if it was loading (usually milliseconds: the first request after a leadership change
+        is answered, rather than told to retry)."""
+        code, state, index = self.state(group)
+        task = self._loading.get(index) if code == COORDINATOR_LOAD_IN_PROGRESS else None
+        if task is None:
+            return code, state, index
+        await asyncio.wait([task], timeout=LOAD_WAIT_S)
+        return self.state(group)
+
     def partition_state(self, index: int) -> tuple[int, GroupOffsets | None]:
         """Partition ``index``'s state if this broker leads it and has loaded it in its current
         leader epoch; else the error, the load started if it was not running."""
@@ -205,14 +217,14 @@ class GroupCoordinator:
 
     async def led_groups(self) -> tuple[int, list[str]]:
         """(NONE, the groups of every partition led here), loading the ones not loaded yet for
-        at most :data:`LIST_WAIT_S`; (COORDINATOR_LOAD_IN_PROGRESS, []) if one still is."""
+        at most :data:`LOAD_WAIT_S`; (COORDINATOR_LOAD_IN_PROGRESS, []) if one still is."""
         topic = self.image().topic(OFFSETS_TOPIC)
         indexes = range(len(topic.partitions)) if topic is not None else range(0)
         codes = [self.partition_state(i)[0] for i in indexes]  # starts every load needed
         if COORDINATOR_LOAD_IN_PROGRESS in codes:
             loading = [t for i, t in self._loading.items() if i in indexes]
             if loading:
-                await asyncio.wait(loading, timeout=LIST_WAIT_S)
+                await asyncio.wait(loading, timeout=LOAD_WAIT_S)
         groups: list[str] = []
         for index in indexes:
             code, state = self.partition_state(index)
@@ -273,7 +285,7 @@ class GroupCoordinator:
         )
 
     async def append(
-        self, index: int, records: list[tuple[bytes, bytes]], state: GroupOffsets
+        self, index: int, records: Sequence[tuple[bytes, bytes | None]], state: GroupOffsets
     ) -> int:
         """Append ``records`` to partition ``index`` and, once the in-sync replicas have them,
         replay them into ``state``; one commit at a time per partition, so that the state

@@ -23,6 +23,8 @@ Goals
     OffsetFetch (9)              1-9     8              9                3
     ListGroups (16)              0-5     5              5                2
     DescribeGroups (15)          0-6     6              5                3
+    DeleteGroups (42)            0-2     2              2                (no API for it)
+    OffsetDelete (47)            0       0              0                (no API for it)
     Metadata (3)                 0-13    13             13 (10 for acls) 5
     DescribeCluster (60)         0-2     2              (uses Metadata)  (uses Metadata)
     CreateTopics (19)            2-7     7              4                3
@@ -117,6 +119,8 @@ class ApiKey(enum.IntEnum):
     FIND_COORDINATOR = 10
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    DELETE_GROUPS = 42
+    OFFSET_DELETE = 47
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -174,6 +178,8 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.OFFSET_FETCH, 1, 9, BROKER_ONLY),
     (ApiKey.DESCRIBE_GROUPS, 0, 6, BROKER_ONLY),
     (ApiKey.LIST_GROUPS, 0, 5, BROKER_ONLY),
+    (ApiKey.DELETE_GROUPS, 0, 2, BROKER_ONLY),
+    (ApiKey.OFFSET_DELETE, 0, 0, BROKER_ONLY),
     (ApiKey.METADATA, 0, 13, BROKER_ONLY),
     (ApiKey.DESCRIBE_CLUSTER, 0, 2, BROKER_ONLY),
     (ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, 0, BROKER_ONLY),
