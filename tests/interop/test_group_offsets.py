@@ -40,6 +40,15 @@ def _topic_with_records(cluster: Cluster, prefix: str) -> str:
     return topic
 
 
+def _commit(cluster: Cluster, group: str, topic: str, offset: int) -> None:
+    """Commit ``offset`` for partition 0 of ``topic`` as a simple consumer of ``group``."""
+    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
+    try:
+        committer.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
+    finally:
+        committer.close()
+
+
 def test_confluent_kafka_commits_and_closes_at_once(cluster: Cluster) -> None:
     topic = _topic_with_records(cluster, "ck-commit")
     group = f"ck-group-{uuid.uuid4().hex[:8]}"
@@ -106,9 +115,7 @@ def test_aiokafka_commits_and_reads_its_commit(cluster: Cluster) -> None:
 def test_admin_clients_list_and_describe_simple_groups(cluster: Cluster) -> None:
     topic = _topic_with_records(cluster, "admin-groups")
     group = f"admin-group-{uuid.uuid4().hex[:8]}"
-    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
-    committer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
-    committer.close()
+    _commit(cluster, group, topic, 5)
 
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
     try:
@@ -143,9 +150,7 @@ def test_admin_clients_list_and_describe_simple_groups(cluster: Cluster) -> None
 def test_admin_clients_delete_offsets_and_groups(cluster: Cluster) -> None:
     topic = _topic_with_records(cluster, "delete-groups")
     group = f"doomed-{uuid.uuid4().hex[:8]}"
-    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group})
-    committer.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
-    committer.close()
+    _commit(cluster, group, topic, 3)
 
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
     try:
@@ -163,7 +168,5 @@ def test_admin_clients_delete_offsets_and_groups(cluster: Cluster) -> None:
     groups = confluent.list_consumer_groups().result(30)
     assert group not in {g.group_id for g in groups.valid}
     recommitted = f"{group}-again"
-    committer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": recommitted})
-    committer.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
-    committer.close()
+    _commit(cluster, recommitted, topic, 4)
     assert confluent.delete_consumer_groups([recommitted])[recommitted].result(30) is None
