@@ -396,7 +396,10 @@ class ReplicaManager:
 
     def truncate(self, topic: str, index: int, offset: int) -> None:
         """Truncate a follower's log to ``offset`` (a diverging epoch, or a leader whose log
-        ends earlier)."""
+        ends earlier). At or beyond the log end no record goes, but the leader epochs that
+        start there do: a broker that led an epoch without appending to it keeps that epoch
+        at its log end, and until it drops it the leader answers every fetch with the same
+        diverging epoch (Kafka's ``truncateTo`` truncates the epoch cache either way)."""
         partition = self.partitions.get((topic, index))
         if partition is None or partition.is_leader:
             return
@@ -408,7 +411,7 @@ class ReplicaManager:
                 partition.log_end_offset,
                 offset,
             )
-            partition.log.truncate_to(offset)
+        partition.log.truncate_to(offset)
 
     def reset_to(self, topic: str, index: int, offset: int) -> None:
         """Empty a follower's log and start it at ``offset`` (the leader's log starts later
