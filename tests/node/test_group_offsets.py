@@ -85,7 +85,10 @@ def test_offsets_outlive_the_coordinator(cluster: Cluster) -> None:
 
     victim = coordinator(cluster, "billing")
     cluster.brokers[victim].stop(signal.SIGKILL)
-    coordinator(cluster, "billing", other_than=victim)  # the partition's new leader
+    successor = coordinator(cluster, "billing", other_than=victim)  # the partition's new leader
+    # It loads the partition on election, before any request about the group reaches it.
+    loaded = "loaded the offsets of 1 groups"
+    eventually(lambda: loaded in cluster.brokers[successor].stderr(), timeout_s=30)
 
     second = consumer(cluster, "billing", "orders")
     assert [m.offset for m in second][:1] == [6]  # resumed where the first one committed

@@ -339,6 +339,7 @@ class Broker:
         while True:
             applied = self.follower.image
             self.data.apply(applied)
+            self.groups.follow_leadership()
             self.dynamic_config.refresh()
             await self._wait_applied(_other_than(applied), 30.0)
 

@@ -16,11 +16,12 @@ Constraints
       creation is asked for at most once a second: a cluster with fewer brokers than the
       replication factor refuses it, and says so in the log, each time). A group's partition
       is found with the topic's own partition count.
-    * A partition's state belongs to one leader epoch: on the first request after this broker
-      became its leader (or its epoch changed) the state is loaded from the log in the
-      background, 1 MiB per turn of the event loop; a request waits up to
-      :data:`LOAD_WAIT_S` for it, then gets COORDINATOR_LOAD_IN_PROGRESS (retriable). A
-      record that does not parse is logged and skipped.
+    * A partition's state belongs to one leader epoch: once this broker becomes its leader
+      (or its epoch changes) the state is loaded from the log in the background, 1 MiB per
+      turn of the event loop, as Kafka loads on election; a request that comes meanwhile
+      waits up to :data:`LOAD_WAIT_S` for it, then gets COORDINATOR_LOAD_IN_PROGRESS
+      (retriable). The state of a partition no longer led here is dropped. A record that
+      does not parse is logged and skipped.
     * A commit is one batch appended with acks=all (``offsets.commit.timeout.ms``); it enters
       the state, and so OffsetFetch's answers, once the in-sync replicas have it. Commits to
       one partition are appended one at a time, so that the state takes them in the log's
@@ -40,10 +41,9 @@ Algorithm
 
 Worked example
     On a 3-broker cluster, broker 2 leads ``__consumer_offsets-9``, the partition of
-    ``billing``. Its first request about ``billing`` starts loading the partition and is
-    answered COORDINATOR_LOAD_IN_PROGRESS; the next finds the group's offsets. ``kill -9`` of
-    broker 2 moves the leadership to broker 3, which loads the partition from its own replica
-    and answers the same offsets.
+    ``billing``, and loads it as soon as it applies the image that says so; its answers about
+    ``billing`` come from that state. ``kill -9`` of broker 2 moves the leadership to broker
+    3, which loads the partition from its own replica and answers the same offsets.
 """
 
 from __future__ import annotations
@@ -186,6 +186,20 @@ class GroupCoordinator:
             return COORDINATOR_NOT_AVAILABLE, None, -1
         code, state = self.partition_state(index)
         return code, state, index
+
+    def follow_leadership(self) -> None:
+        """After a new image: start loading each ``__consumer_offsets`` partition this broker
+        now leads (Kafka loads on election), and forget the ones it no longer leads."""
+        topic = self.image().topic(OFFSETS_TOPIC)
+        for index in range(len(topic.partitions) if topic is not None else 0):
+            if self._leads(index):
+                self.partition_state(index)
+        for index in [i for i in self._states if not self._leads(i)]:
+            del self._states[index]
+
+    def _leads(self, index: int) -> bool:
+        partition = self.replicas.partitions.get((OFFSETS_TOPIC, index))
+        return partition is not None and partition.is_leader
 
     async def loaded_state(self, group: str) -> tuple[int, GroupOffsets | None, int]:
         """:meth:`state`, after waiting up to :data:`LOAD_WAIT_S` for the partition to load
