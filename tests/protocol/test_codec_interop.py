@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from kio.serial import entity_reader
 
@@ -53,6 +54,7 @@ def test_kafka_python_reads_and_rewrites_our_bytes(
 ) -> None:
     api, version, kind = name.rsplit("-", 2)
     message = data.draw(messages_of(cls))
+    assume(_durations_kio_reads(message))
     if api == "ApiVersions" and kind == "response":
         # kafka-python reads every ApiVersions response with an error as v0 (KIP-511's rule for
         # UNSUPPORTED_VERSION), so only error-free ones round-trip at their own version.
@@ -72,6 +74,7 @@ def test_unknown_tagged_fields_are_skipped_at_every_depth(
     name: str, cls: type, data: st.DataObject, payload: bytes
 ) -> None:
     message = data.draw(messages_of(cls))
+    assume(_durations_kio_reads(message))
     newer = to_future(message, payload or b"\x01")
     raw = write_body(newer)
     assert raw != write_body(message)  # the unknown fields are on the wire
@@ -132,3 +135,19 @@ def test_no_array_item_is_empty_on_the_wire() -> None:
     for struct in structs:
         plain = [f for f in dataclasses.fields(struct) if "tag" not in f.metadata]
         assert plain or struct.__flexible__, struct  # type: ignore[attr-defined]
+
+
+KIO_READABLE_MS = (2**63 - 1) // 1000
+"""kio's reader turns milliseconds into microseconds in 64 bits ("timedelta milliseconds
+overflow" beyond), while its hypothesis strategy draws any ``timedelta``: a duration field
+(OffsetCommit v2-v4's retention) above about 292,000 years is one kio cannot read back."""
+
+
+def _durations_kio_reads(value: Any) -> bool:
+    if isinstance(value, datetime.timedelta):
+        return abs(value // datetime.timedelta(milliseconds=1)) <= KIO_READABLE_MS
+    if isinstance(value, tuple):
+        return all(_durations_kio_reads(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(_durations_kio_reads(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return True
