@@ -38,11 +38,14 @@ Worked example
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from rackwise.common.errors import RackwiseError
+from rackwise.protocol.frame_cursor import FrameCursor
+
+T = TypeVar("T")
 
 OFFSETS_TOPIC: Final = "__consumer_offsets"
 NO_LEADER_EPOCH: Final = -1
@@ -102,19 +105,19 @@ def partition_for(group_id: str, num_partitions: int) -> int:
 # ---- records ------------------------------------------------------------------------------
 
 
-def _string(text: str) -> bytes:
+def _encoded(text: str) -> bytes:
     data = text.encode()
     return _I16.pack(len(data)) + data
 
 
 def encode_key(group: str, topic: str, partition: int) -> bytes:
     """An ``OffsetCommitKey`` record key, version 1."""
-    return _I16.pack(KEY_VERSION) + _string(group) + _string(topic) + _I32.pack(partition)
+    return _I16.pack(KEY_VERSION) + _encoded(group) + _encoded(topic) + _I32.pack(partition)
 
 
 def encode_group_key(group: str) -> bytes:
     """A ``GroupMetadataKey`` record key (version 2): with no value, the group's deletion."""
-    return _I16.pack(GROUP_KEY_VERSION) + _string(group)
+    return _I16.pack(GROUP_KEY_VERSION) + _encoded(group)
 
 
 def encode_value(committed: CommittedOffset) -> bytes:
@@ -124,7 +127,7 @@ def encode_value(committed: CommittedOffset) -> bytes:
         return (
             _I16.pack(VALUE_VERSION_WITH_EXPIRY)
             + _I64.pack(committed.offset)
-            + _string(committed.metadata)
+            + _encoded(committed.metadata)
             + _I64.pack(committed.commit_timestamp_ms)
             + _I64.pack(committed.expire_timestamp_ms)
         )
@@ -132,94 +135,66 @@ def encode_value(committed: CommittedOffset) -> bytes:
         _I16.pack(VALUE_VERSION)
         + _I64.pack(committed.offset)
         + _I32.pack(committed.leader_epoch)
-        + _string(committed.metadata)
+        + _encoded(committed.metadata)
         + _I64.pack(committed.commit_timestamp_ms)
     )
 
 
-class _Reader:
-    def __init__(self, data: bytes, what: str) -> None:
-        self.data = data
-        self.pos = 0
-        self.what = what
+def _read(data: bytes, what: str, *, flexible: bool, read: Callable[[FrameCursor], T]) -> T:
+    """``read`` over ``data`` with the protocol's cursor, its failures as
+    :class:`OffsetsFormatError` naming ``what``."""
+    cursor = FrameCursor(memoryview(data), 0, flexible=flexible)
+    try:
+        return read(cursor)
+    except UnicodeDecodeError as e:
+        raise OffsetsFormatError(f"{what} has a string that is not UTF-8") from e
+    except (struct.error, IndexError) as e:
+        raise OffsetsFormatError(f"{what} is cut short at byte {cursor.position}") from e
+    except ValueError as e:
+        raise OffsetsFormatError(f"{what} does not parse: {e}") from e
 
-    def take(self, size: int) -> bytes:
-        if self.pos + size > len(self.data):
-            raise OffsetsFormatError(f"{self.what} is cut short at byte {self.pos}")
-        out = self.data[self.pos : self.pos + size]
-        self.pos += size
-        return out
 
-    def int16(self) -> int:
-        return int(_I16.unpack(self.take(2))[0])
-
-    def int32(self) -> int:
-        return int(_I32.unpack(self.take(4))[0])
-
-    def int64(self) -> int:
-        return int(_I64.unpack(self.take(8))[0])
-
-    def uvarint(self) -> int:
-        shift = value = 0
-        while True:
-            byte = self.take(1)[0]
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise OffsetsFormatError(f"{self.what} has a varint longer than 5 bytes")
-
-    def string(self) -> str:
-        size = self.int16()
-        if size < 0:
-            raise OffsetsFormatError(f"{self.what} has a null string")
-        return self.text(size)
-
-    def compact_string(self) -> str:
-        size = self.uvarint() - 1
-        if size < 0:
-            raise OffsetsFormatError(f"{self.what} has a null string")
-        return self.text(size)
-
-    def text(self, size: int) -> str:
-        try:
-            return self.take(size).decode()
-        except UnicodeDecodeError as e:
-            raise OffsetsFormatError(f"{self.what} has a string that is not UTF-8") from e
-
-    def skip_tagged_fields(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.take(self.uvarint())
+def _string(cursor: FrameCursor, what: str) -> str:
+    value = cursor.nullable_string()
+    if value is None:
+        raise OffsetsFormatError(f"{what} has a null string")
+    return value
 
 
 def decode_key(key: bytes) -> tuple[str, str, int] | str | None:
     """``(group, topic, partition)`` of an offset commit key, the group of a group metadata
     key, or None for a key of another kind (KIP-848 and share group records)."""
-    reader = _Reader(key, "an offset commit key")
-    version = reader.int16()
-    if version == GROUP_KEY_VERSION:
-        return reader.string()
-    if version not in (0, 1):
-        return None
-    return reader.string(), reader.string(), reader.int32()
+    what = "an offset commit key"
+
+    def read(cursor: FrameCursor) -> tuple[str, str, int] | str | None:
+        version = cursor.int16()
+        if version == GROUP_KEY_VERSION:
+            return _string(cursor, what)
+        if version not in (0, 1):
+            return None
+        return _string(cursor, what), _string(cursor, what), cursor.int32()
+
+    return _read(key, what, flexible=False, read=read)
 
 
 def decode_value(value: bytes) -> CommittedOffset:
-    """An ``OffsetCommitValue`` of any version Kafka has written (0-4)."""
-    reader = _Reader(value, "an offset commit value")
-    version = reader.int16()
+    """An ``OffsetCommitValue`` of any version Kafka has written (0-4; 4 is flexible)."""
+    what = "an offset commit value"
+    version = _read(value, what, flexible=False, read=FrameCursor.int16)
     if version < 0 or version > 4:
         raise OffsetsFormatError(f"unknown offset commit value version {version}")
-    offset = reader.int64()
-    epoch = reader.int32() if version >= 3 else NO_LEADER_EPOCH
-    metadata = reader.compact_string() if version >= 4 else reader.string()
-    committed_ms = reader.int64()
-    expire_ms = reader.int64() if version == 1 else NO_EXPIRE_TIMESTAMP
-    if version >= 4:
-        reader.skip_tagged_fields()
-    return CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
+
+    def read(cursor: FrameCursor) -> CommittedOffset:
+        cursor.position = 2
+        offset = cursor.int64()
+        epoch = cursor.int32() if version >= 3 else NO_LEADER_EPOCH
+        metadata = _string(cursor, what)
+        committed_ms = cursor.int64()
+        expire_ms = cursor.int64() if version == 1 else NO_EXPIRE_TIMESTAMP
+        cursor.skip_tags()
+        return CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
+
+    return _read(value, what, flexible=version >= 4, read=read)
 
 
 # ---- state ------------------------------------------------------------------------------------
