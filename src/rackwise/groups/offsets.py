@@ -1,6 +1,5 @@
 """Committed offsets of consumer groups, as Kafka's group coordinator keeps them in
-``__consumer_offsets`` (Kafka's ``OffsetMetadataManager`` for simple groups: consumers that
-``assign`` their partitions and commit, without joining a group).
+``__consumer_offsets`` (Kafka's ``OffsetMetadataManager``).
 
 Goals
     * :func:`partition_for`: which ``__consumer_offsets`` partition holds a group, as Kafka
@@ -14,12 +13,14 @@ Goals
 
 Constraints
     * Pure: bytes and values in, values out.
-    * Only simple groups exist (JoinGroup is not served): a group exists once offsets were
-      committed for it, and never has members. So a commit with a generation of -1 is accepted,
-      and one that names a generation or a member is refused as Kafka refuses it for an empty
-      group: ILLEGAL_GENERATION (GROUP_ID_NOT_FOUND from OffsetCommit v9) when the group does
-      not exist, UNKNOWN_MEMBER_ID when it does.
-    * Records of other kinds in the topic (group metadata, KIP-848 consumer groups) are
+    * A group exists once offsets were committed for it or a classic group's metadata was
+      stored. Its members are :mod:`rackwise.groups.classic`'s; this module keeps each group's
+      last ``GroupMetadataValue`` as bytes, for the loader. :meth:`GroupOffsets.commit_error`
+      answers for a group that has no members (no classic group is live for it): a commit
+      with a generation of -1 is accepted, and one that names a generation or a member is
+      refused as Kafka refuses it for an empty group: ILLEGAL_GENERATION (GROUP_ID_NOT_FOUND
+      from OffsetCommit v9) when the group does not exist, UNKNOWN_MEMBER_ID when it does.
+    * Records of other kinds in the topic (KIP-848 consumer groups, share groups) are
       skipped; a key or value that does not parse raises :class:`OffsetsFormatError`, which
       the loader logs and skips.
 
@@ -105,19 +106,25 @@ def partition_for(group_id: str, num_partitions: int) -> int:
 # ---- records ------------------------------------------------------------------------------
 
 
-def _encoded(text: str) -> bytes:
+def encoded_string(text: str) -> bytes:
+    """A non-flexible string: int16 length, UTF-8."""
     data = text.encode()
     return _I16.pack(len(data)) + data
 
 
 def encode_key(group: str, topic: str, partition: int) -> bytes:
     """An ``OffsetCommitKey`` record key, version 1."""
-    return _I16.pack(KEY_VERSION) + _encoded(group) + _encoded(topic) + _I32.pack(partition)
+    return (
+        _I16.pack(KEY_VERSION)
+        + encoded_string(group)
+        + encoded_string(topic)
+        + _I32.pack(partition)
+    )
 
 
 def encode_group_key(group: str) -> bytes:
     """A ``GroupMetadataKey`` record key (version 2): with no value, the group's deletion."""
-    return _I16.pack(GROUP_KEY_VERSION) + _encoded(group)
+    return _I16.pack(GROUP_KEY_VERSION) + encoded_string(group)
 
 
 def encode_value(committed: CommittedOffset) -> bytes:
@@ -127,7 +134,7 @@ def encode_value(committed: CommittedOffset) -> bytes:
         return (
             _I16.pack(VALUE_VERSION_WITH_EXPIRY)
             + _I64.pack(committed.offset)
-            + _encoded(committed.metadata)
+            + encoded_string(committed.metadata)
             + _I64.pack(committed.commit_timestamp_ms)
             + _I64.pack(committed.expire_timestamp_ms)
         )
@@ -135,12 +142,12 @@ def encode_value(committed: CommittedOffset) -> bytes:
         _I16.pack(VALUE_VERSION)
         + _I64.pack(committed.offset)
         + _I32.pack(committed.leader_epoch)
-        + _encoded(committed.metadata)
+        + encoded_string(committed.metadata)
         + _I64.pack(committed.commit_timestamp_ms)
     )
 
 
-def _read(data: bytes, what: str, *, flexible: bool, read: Callable[[FrameCursor], T]) -> T:
+def read_record(data: bytes, what: str, *, flexible: bool, read: Callable[[FrameCursor], T]) -> T:
     """``read`` over ``data`` with the protocol's cursor, its failures as
     :class:`OffsetsFormatError` naming ``what``."""
     cursor = FrameCursor(memoryview(data), 0, flexible=flexible)
@@ -154,7 +161,7 @@ def _read(data: bytes, what: str, *, flexible: bool, read: Callable[[FrameCursor
         raise OffsetsFormatError(f"{what} does not parse: {e}") from e
 
 
-def _string(cursor: FrameCursor, what: str) -> str:
+def required_string(cursor: FrameCursor, what: str) -> str:
     value = cursor.nullable_string()
     if value is None:
         raise OffsetsFormatError(f"{what} has a null string")
@@ -169,18 +176,18 @@ def decode_key(key: bytes) -> tuple[str, str, int] | str | None:
     def read(cursor: FrameCursor) -> tuple[str, str, int] | str | None:
         version = cursor.int16()
         if version == GROUP_KEY_VERSION:
-            return _string(cursor, what)
+            return required_string(cursor, what)
         if version not in (0, 1):
             return None
-        return _string(cursor, what), _string(cursor, what), cursor.int32()
+        return required_string(cursor, what), required_string(cursor, what), cursor.int32()
 
-    return _read(key, what, flexible=False, read=read)
+    return read_record(key, what, flexible=False, read=read)
 
 
 def decode_value(value: bytes) -> CommittedOffset:
     """An ``OffsetCommitValue`` of any version Kafka has written (0-4; 4 is flexible)."""
     what = "an offset commit value"
-    version = _read(value, what, flexible=False, read=FrameCursor.int16)
+    version = read_record(value, what, flexible=False, read=FrameCursor.int16)
     if version < 0 or version > 4:
         raise OffsetsFormatError(f"unknown offset commit value version {version}")
 
@@ -188,13 +195,13 @@ def decode_value(value: bytes) -> CommittedOffset:
         cursor.position = 2
         offset = cursor.int64()
         epoch = cursor.int32() if version >= 3 else NO_LEADER_EPOCH
-        metadata = _string(cursor, what)
+        metadata = required_string(cursor, what)
         committed_ms = cursor.int64()
         expire_ms = cursor.int64() if version == 1 else NO_EXPIRE_TIMESTAMP
         cursor.skip_tags()
         return CommittedOffset(offset, epoch, metadata, committed_ms, expire_ms)
 
-    return _read(value, what, flexible=version >= 4, read=read)
+    return read_record(value, what, flexible=version >= 4, read=read)
 
 
 # ---- state ------------------------------------------------------------------------------------
@@ -208,6 +215,8 @@ class GroupOffsets:
 
     def __init__(self) -> None:
         self._groups: dict[str, dict[TopicPartitionKey, CommittedOffset]] = {}
+        self._metadata: dict[str, bytes] = {}
+        """Each classic group's last ``GroupMetadataValue``, as read (decoded when loaded)."""
 
     def replay(self, key: bytes | None, value: bytes | None) -> None:
         """Apply one record of the partition (raises :class:`OffsetsFormatError`)."""
@@ -219,8 +228,10 @@ class GroupOffsets:
         if isinstance(parsed, str):  # a group's metadata: it exists; without a value, deleted
             if value is None:
                 self._groups.pop(parsed, None)
+                self._metadata.pop(parsed, None)
             else:
                 self._groups.setdefault(parsed, {})
+                self._metadata[parsed] = value
             return
         group, topic, partition = parsed
         if value is None:
@@ -229,6 +240,10 @@ class GroupOffsets:
                 offsets.pop((topic, partition), None)
             return
         self._groups.setdefault(group, {})[(topic, partition)] = decode_value(value)
+
+    def stored_metadata(self) -> Mapping[str, bytes]:
+        """The last ``GroupMetadataValue`` of each group that has one."""
+        return self._metadata
 
     def has_group(self, group: str) -> bool:
         return group in self._groups

@@ -542,6 +542,14 @@ class Broker:
             return await group_apis.offset_commit(self.groups, body)
         if key == ApiKey.OFFSET_FETCH:
             return await group_apis.offset_fetch(self.groups, body)
+        if key == ApiKey.JOIN_GROUP:
+            return await group_apis.join_group(self.groups, body, request.header.client_id or "")
+        if key == ApiKey.SYNC_GROUP:
+            return await group_apis.sync_group(self.groups, body)
+        if key == ApiKey.HEARTBEAT:
+            return await group_apis.heartbeat(self.groups, body)
+        if key == ApiKey.LEAVE_GROUP:
+            return await group_apis.leave_group(self.groups, body)
         if key == ApiKey.LIST_GROUPS:
             return await group_apis.list_groups(self.groups, body)
         if key == ApiKey.DESCRIBE_GROUPS:

@@ -245,8 +245,10 @@ def node_properties(
     every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
     gives each node's storage; a cluster of fewer than 3 brokers gets
     ``offsets.topic.replication.factor`` of its size (as Kafka's sample ``server.properties``
-    sets 1), so that consumer groups can commit; then the ``overrides`` for the node's role,
-    last."""
+    sets 1), so that consumer groups can commit; brokers get
+    ``group.initial.rebalance.delay.ms=0``, as that file sets it for development and testing
+    (a new group forms at once rather than after 3 s); then the ``overrides`` for the node's
+    role, last."""
     props = {
         "node.id": str(node.id),
         "process.roles": node.role,
@@ -271,6 +273,7 @@ def node_properties(
             props[REPLICA_PLACER_CONFIG] = placer
         if num_brokers is not None and num_brokers < OFFSETS_REPLICATION_FACTOR:
             props["offsets.topic.replication.factor"] = str(num_brokers)
+        props["group.initial.rebalance.delay.ms"] = "0"
     props.update(overrides_for_role(overrides or {}, node.role))
     return props
 

@@ -72,6 +72,10 @@ OFFSETS_TOPIC_REPLICATION_FACTOR: Final = "offsets.topic.replication.factor"
 OFFSETS_TOPIC_SEGMENT_BYTES: Final = "offsets.topic.segment.bytes"
 OFFSET_METADATA_MAX_BYTES: Final = "offset.metadata.max.bytes"
 OFFSETS_COMMIT_TIMEOUT_MS: Final = "offsets.commit.timeout.ms"
+GROUP_MIN_SESSION_TIMEOUT_MS: Final = "group.min.session.timeout.ms"
+GROUP_MAX_SESSION_TIMEOUT_MS: Final = "group.max.session.timeout.ms"
+GROUP_INITIAL_REBALANCE_DELAY_MS: Final = "group.initial.rebalance.delay.ms"
+GROUP_MAX_SIZE: Final = "group.max.size"
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -95,6 +99,10 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     OFFSETS_TOPIC_SEGMENT_BYTES: (104_857_600, 1),
     OFFSET_METADATA_MAX_BYTES: (4_096, 0),
     OFFSETS_COMMIT_TIMEOUT_MS: (5_000, 1),
+    GROUP_MIN_SESSION_TIMEOUT_MS: (6_000, 0),
+    GROUP_MAX_SESSION_TIMEOUT_MS: (1_800_000, 0),
+    GROUP_INITIAL_REBALANCE_DELAY_MS: (3_000, 0),
+    GROUP_MAX_SIZE: (2_147_483_647, 1),
 }
 _BOOL_KEYS: Final[dict[str, bool]] = {AUTO_CREATE_TOPICS_ENABLE: True, LOG_CLEANER_ENABLE: True}
 
@@ -136,6 +144,10 @@ class DataPathConfig:
     offsets_topic_segment_bytes: int
     offset_metadata_max_bytes: int
     offsets_commit_timeout_ms: int
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
+    group_initial_rebalance_delay_ms: int
+    group_max_size: int
     file_delete_delay_ms: int
     auto_create_topics_enable: bool
     log_cleaner_enable: bool

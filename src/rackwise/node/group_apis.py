@@ -52,27 +52,36 @@ import time
 from collections.abc import Iterable
 from typing import Any, Final
 
+from rackwise.groups.classic import EMPTY as EMPTY_STATE
+from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
 from rackwise.groups.offsets import (
     NO_EXPIRE_TIMESTAMP,
     NO_LEADER_EPOCH,
     CommittedOffset,
+    GroupOffsets,
     encode_key,
     encode_value,
 )
+from rackwise.net import current_connection
 from rackwise.node.broker_apis import OPERATIONS_NOT_ASKED, AclOperation, operations_field
 from rackwise.node.group_coordinator import (
+    COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
     INVALID_REQUEST,
     NONE,
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     GroupCoordinator,
 )
+from rackwise.node.group_membership import JoinRequest, join_answer, sync_answer
 from rackwise.protocol import ApiKey, error_name, make, response_class
 from rackwise.protocol.values import millis
 
 UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 OFFSET_METADATA_TOO_LARGE: Final = 12
 INVALID_GROUP_ID: Final = 24
+INVALID_SESSION_TIMEOUT: Final = 26
+NON_EMPTY_GROUP: Final = 68
+GROUP_SUBSCRIBED_TO_TOPIC: Final = 86
 GROUP_ID_NOT_FOUND: Final = 69
 NO_OFFSET: Final = -1
 EMPTY: Final = "Empty"
@@ -135,7 +144,14 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
         (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
     )
     if state is not None:
-        code = state.commit_error(group, generation, version)
+        classic = _classic(coordinator, index, state, group)
+        if classic is None:
+            code = state.commit_error(group, generation, version)
+        else:
+            member = str(getattr(body, "member_id", "") or "")
+            code = classic.commit_error(
+                member, getattr(body, "group_instance_id", None), generation
+            )
     if code != NONE or state is None:
         return _commit_response(version, asked, outcome, code)
     now_ms = int(time.time() * 1000)
@@ -209,12 +225,21 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
     states = {s.strip().lower() for s in getattr(body, "states_filter", ())}
     types = {t.strip().lower() for t in getattr(body, "types_filter", ())}
     code, groups = await coordinator.led_groups()
-    wanted = (not states or EMPTY.lower() in states) and (not types or CLASSIC in types)
-    listed = [
-        {"group_id": g, "protocol_type": "", "group_state": EMPTY, "group_type": CLASSIC}
-        for g in sorted(groups)
-        if wanted
-    ]
+    listed = []
+    for group in sorted(groups):
+        classic = _classic_of(coordinator, group)
+        state = EMPTY if classic is None else classic.state
+        if (states and state.lower() not in states) or (types and CLASSIC not in types):
+            continue
+        protocol_type = "" if classic is None else classic.protocol_type or ""
+        listed.append(
+            {
+                "group_id": group,
+                "protocol_type": protocol_type,
+                "group_state": state,
+                "group_type": CLASSIC,
+            }
+        )
     values = {"throttle_time": 0, "error_code": code, "groups": listed}
     return make(response_class(ApiKey.LIST_GROUPS, version), values)
 
@@ -232,7 +257,7 @@ async def describe_groups(coordinator: GroupCoordinator, body: Any) -> Any:
 async def _describe(
     coordinator: GroupCoordinator, group: str, version: int, asked_operations: bool
 ) -> dict[str, Any]:
-    code, state, _ = (
+    code, state, index = (
         (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
     )
     answer: dict[str, Any] = {
@@ -255,6 +280,27 @@ async def _describe(
             answer["error_message"] = f"Group {group} not found."
         return answer
     answer["group_state"] = EMPTY
+    classic = _classic(coordinator, index, state, group)
+    if classic is not None:
+        stable = classic.state == STABLE and classic.protocol_name is not None
+        answer["group_state"] = classic.state
+        answer["protocol_type"] = classic.protocol_type or ""
+        answer["protocol_data"] = classic.protocol_name if stable else ""
+        answer["members"] = [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": (
+                    m.metadata(classic.protocol_name)
+                    if stable and classic.protocol_name is not None
+                    else b""
+                ),
+                "member_assignment": m.assignment,
+            }
+            for m in classic.members.values()
+        ]
     if asked_operations:
         answer["authorized_operations"] = GROUP_OPERATIONS
     return answer
@@ -283,7 +329,13 @@ async def _delete_group(coordinator: GroupCoordinator, group: str) -> int:
         return code
     if not state.has_group(group):
         return GROUP_ID_NOT_FOUND
-    return await coordinator.append(index, state.deletion(group), state)
+    classic = _classic(coordinator, index, state, group)
+    if classic is not None and classic.state != EMPTY_STATE:
+        return NON_EMPTY_GROUP
+    code = await coordinator.append(index, state.deletion(group), state)
+    if code == NONE:
+        coordinator.membership.forget(index, state, group)
+    return code
 
 
 async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Any:
@@ -300,12 +352,22 @@ async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Any:
         )
         if state is not None and not state.has_group(group):
             code = GROUP_ID_NOT_FOUND
+        classic = None if state is None else _classic(coordinator, index, state, group)
+        if code == NONE and classic is not None and classic.state != EMPTY_STATE:
+            if classic.protocol_type != "consumer":
+                code = NON_EMPTY_GROUP
+            else:  # a member reads the topic: its offsets stay (Kafka's GROUP_SUBSCRIBED_TO_TOPIC)
+                for t, p in asked:
+                    where = (t, int(p.partition_index))
+                    if where not in outcome and classic.is_subscribed_to(t):
+                        outcome[where] = GROUP_SUBSCRIBED_TO_TOPIC
         if code == NONE and state is not None:
             offsets = state.offsets(group)
             tombstones = [
                 (encode_key(group, t, int(p.partition_index)), None)
                 for t, p in asked
                 if (t, int(p.partition_index)) in offsets
+                and (t, int(p.partition_index)) not in outcome
             ]
             if tombstones:
                 code = await coordinator.append(index, tombstones, state)
@@ -384,3 +446,135 @@ _MESSAGES: Final = {
         "details."
     ),
 }
+
+
+# ---- JoinGroup, SyncGroup, Heartbeat, LeaveGroup -------------------------------------------
+
+
+async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -> Any:
+    """A JoinGroup, answered once the group's rebalance completes (or at once with an error,
+    MEMBER_ID_REQUIRED, or this generation as it is)."""
+    version = _version(body)
+    group = str(body.group_id)
+    session_ms = millis(body.session_timeout)
+    rebalance = getattr(body, "rebalance_timeout", None)
+    config = coordinator.config
+    if not group:
+        answer = join_answer(INVALID_GROUP_ID, str(body.member_id))
+    elif not (
+        config.group_min_session_timeout_ms <= session_ms <= config.group_max_session_timeout_ms
+    ):
+        answer = join_answer(INVALID_SESSION_TIMEOUT, str(body.member_id))
+    else:
+        code, state, index = await coordinator.loaded_state(group)
+        if code != NONE or state is None:
+            answer = join_answer(code, str(body.member_id))
+        else:
+            connection = current_connection()
+            request = JoinRequest(
+                group_id=group,
+                member_id=str(body.member_id),
+                instance_id=getattr(body, "group_instance_id", None),
+                protocol_type=str(body.protocol_type),
+                protocols=as_protocols(body.protocols),
+                session_timeout_ms=session_ms,
+                rebalance_timeout_ms=session_ms if rebalance is None else millis(rebalance),
+                client_id=client_id,
+                client_host="/" + (connection.ip if connection is not None else "127.0.0.1"),
+                version=version,
+                reason=getattr(body, "reason", None),
+            )
+            answer = await coordinator.membership.join(index, state, request)
+    if version < 7 and answer["protocol_name"] is None:
+        answer["protocol_name"] = ""  # Kafka's JoinGroupResponse: not nullable before v7
+    return make(response_class(ApiKey.JOIN_GROUP, version), {"throttle_time": 0, **answer})
+
+
+async def sync_group(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    group = str(body.group_id)
+    if not group:
+        answer = sync_answer(INVALID_GROUP_ID)
+    else:
+        code, state, index = await coordinator.loaded_state(group)
+        if code != NONE or state is None:
+            answer = sync_answer(code)
+        else:
+            answer = await coordinator.membership.sync(
+                index,
+                state,
+                group,
+                str(body.member_id),
+                getattr(body, "group_instance_id", None),
+                int(body.generation_id),
+                getattr(body, "protocol_type", None),
+                getattr(body, "protocol_name", None),
+                {str(a.member_id): bytes(a.assignment) for a in body.assignments},
+            )
+    return make(response_class(ApiKey.SYNC_GROUP, version), {"throttle_time": 0, **answer})
+
+
+async def heartbeat(coordinator: GroupCoordinator, body: Any) -> Any:
+    version = _version(body)
+    group = str(body.group_id)
+    if not group:
+        code = INVALID_GROUP_ID
+    else:
+        code, state, index = await coordinator.loaded_state(group)
+        if code == COORDINATOR_LOAD_IN_PROGRESS:
+            code = NONE  # Kafka answers a heartbeat during the load as if it were fine
+        elif code == NONE and state is not None:
+            code = coordinator.membership.heartbeat(
+                index,
+                state,
+                group,
+                str(body.member_id),
+                getattr(body, "group_instance_id", None),
+                int(body.generation_id),
+            )
+    values = {"throttle_time": 0, "error_code": code}
+    return make(response_class(ApiKey.HEARTBEAT, version), values)
+
+
+async def leave_group(coordinator: GroupCoordinator, body: Any) -> Any:
+    """LeaveGroup: one member before v3, a batch from v3 (KIP-345); before v3 the answer is
+    the group's error, else the first member's (Kafka's ``LeaveGroupResponse``)."""
+    version = _version(body)
+    group = str(body.group_id)
+    if version >= 3:
+        leaving = [(str(m.member_id), m.group_instance_id) for m in body.members]
+    else:
+        leaving = [(str(body.member_id), None)]
+    codes: list[int] = []
+    if not group:
+        code = INVALID_GROUP_ID
+    else:
+        code, state, index = await coordinator.loaded_state(group)
+        if code == NONE and state is not None:
+            code, codes = coordinator.membership.leave(index, state, group, leaving)
+    if version < 3:
+        first = next((c for c in codes if c != NONE), NONE)
+        values: dict[str, Any] = {"throttle_time": 0, "error_code": code if code != NONE else first}
+    else:
+        members = [
+            {"member_id": m, "group_instance_id": i, "error_code": c}
+            for (m, i), c in zip(leaving, codes, strict=False)
+        ]
+        values = {
+            "throttle_time": 0,
+            "error_code": code,
+            "members": members if code == NONE else [],
+        }
+    return make(response_class(ApiKey.LEAVE_GROUP, version), values)
+
+
+def _classic(
+    coordinator: GroupCoordinator, index: int, state: GroupOffsets, group: str
+) -> ClassicGroup | None:
+    """The live classic group ``group`` (None for a group with no membership, a simple one)."""
+    return coordinator.membership.group(index, state, group)
+
+
+def _classic_of(coordinator: GroupCoordinator, group: str) -> ClassicGroup | None:
+    code, state, index = coordinator.state(group)
+    return None if code != NONE or state is None else _classic(coordinator, index, state, group)

@@ -67,6 +67,7 @@ from rackwise.node.auto_create import AutoTopicCreator
 from rackwise.node.broker_apis import endpoint_on
 from rackwise.node.data_apis import DataApis
 from rackwise.node.data_config import DataPathConfig
+from rackwise.node.group_membership import GroupMembership
 from rackwise.replica.manager import ReplicaManager
 from rackwise.storage.batch import build_batch
 from rackwise.storage.batch_header import iter_headers
@@ -130,6 +131,8 @@ class GroupCoordinator:
         self._writing: dict[int, asyncio.Lock] = {}
         self._create_after = 0.0
         """Loop time before which ``__consumer_offsets`` is not asked for again."""
+        self.membership = GroupMembership(config, self.append)
+        """The classic groups' members, over the same partitions."""
 
     async def close(self) -> None:
         for task in list(self._loading.values()):
@@ -138,6 +141,7 @@ class GroupCoordinator:
             with contextlib.suppress(BaseException):
                 await task
         self._loading.clear()
+        await self.membership.close()
 
     def find(self, key_type: int, key: str) -> tuple[int, dict[str, Any]]:
         """(NONE, the coordinator's node id, host and port) for a FindCoordinator key, or the
@@ -195,7 +199,12 @@ class GroupCoordinator:
             if self._leads(index):
                 self.partition_state(index)
         for index in [i for i in self._states if not self._leads(i)]:
-            del self._states[index]
+            self._drop(index)
+
+    def _drop(self, index: int) -> None:
+        """Forget partition ``index``'s state, and so its live groups."""
+        self._states.pop(index, None)
+        self.membership.unloaded(index)
 
     def _leads(self, index: int) -> bool:
         partition = self.replicas.partitions.get((OFFSETS_TOPIC, index))
@@ -223,7 +232,7 @@ class GroupCoordinator:
         if loaded is not None and loaded[0] == epoch:
             return NONE, loaded[1]
         if index not in self._loading:
-            self._states.pop(index, None)
+            self._drop(index)
             task = asyncio.create_task(self._load(index, epoch), name=f"load-offsets-{index}")
             self._loading[index] = task
             task.add_done_callback(lambda _: self._loading.pop(index, None))
@@ -288,6 +297,7 @@ class GroupCoordinator:
         if current is None or not current.is_leader or current.leader_epoch != epoch:
             return  # leadership moved on while loading: the next request loads again
         self._states[index] = (epoch, state)
+        self.membership.loaded(index, state)
         LOG.info(
             "%s-%d: loaded the offsets of %d groups in %.0f ms (leader epoch %d%s)",
             OFFSETS_TOPIC,
@@ -316,5 +326,5 @@ class GroupCoordinator:
                 for key, value in records:
                     state.replay(key, value)
             elif info is not None:
-                self._states.pop(index, None)  # it may be in the log after all: load it again
+                self._drop(index)  # it may be in the log after all: load it again
         return _APPEND_ERRORS.get(code, code)

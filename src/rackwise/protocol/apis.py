@@ -117,6 +117,10 @@ class ApiKey(enum.IntEnum):
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
     DELETE_GROUPS = 42
@@ -176,6 +180,10 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.FIND_COORDINATOR, 0, 6, BROKER_ONLY),
     (ApiKey.OFFSET_COMMIT, 2, 9, BROKER_ONLY),
     (ApiKey.OFFSET_FETCH, 1, 9, BROKER_ONLY),
+    (ApiKey.JOIN_GROUP, 2, 9, BROKER_ONLY),
+    (ApiKey.HEARTBEAT, 0, 4, BROKER_ONLY),
+    (ApiKey.LEAVE_GROUP, 0, 5, BROKER_ONLY),
+    (ApiKey.SYNC_GROUP, 0, 5, BROKER_ONLY),
     (ApiKey.DESCRIBE_GROUPS, 0, 6, BROKER_ONLY),
     (ApiKey.LIST_GROUPS, 0, 5, BROKER_ONLY),
     (ApiKey.DELETE_GROUPS, 0, 2, BROKER_ONLY),

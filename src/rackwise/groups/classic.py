@@ -1,0 +1,607 @@
+"""Classic consumer groups: their members, states and generations, and the ``GroupMetadataValue``
+record that keeps them in ``__consumer_offsets`` (Kafka's ``ClassicGroup`` and
+``ClassicGroupMember``, for the JoinGroup / SyncGroup / Heartbeat / LeaveGroup protocol).
+
+Goals
+    * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group, so that
+      the node layer (:mod:`rackwise.node.group_membership`) only adds time and waiting: which
+      members there are, who leads, which protocol the group runs, whether every member has
+      rejoined, and what a commit, a heartbeat or a sync is answered.
+    * :func:`encode_metadata` / :func:`decode_metadata`: ``GroupMetadataValue`` byte for byte
+      as Kafka writes it (version 3), and every version Kafka has written read back (0-4).
+
+Constraints
+    * Pure: no clock and no event loop. A member's pending JoinGroup and SyncGroup answers are
+      opaque slots (``join_waiter``, ``sync_waiter``) that the node layer fills and empties;
+      here only whether they are filled counts ("awaiting join" in Kafka's words).
+    * States and transitions are Kafka's (``ClassicGroupState``): Empty, PreparingRebalance,
+      CompletingRebalance, Stable and Dead; a transition Kafka does not allow raises.
+
+Algorithm
+    Each member lists its protocols in order of preference; ``supported`` counts, for each
+    protocol name, how many members list it. A protocol every member lists is a candidate;
+    :meth:`ClassicGroup.select_protocol` lets each member vote for its first candidate and
+    takes the one with the most votes, ties going to the first in the order of Java's
+    ``HashMap`` of the votes (so that a group picks what Kafka's coordinator would pick).
+
+Worked example
+    Two consumers join ``billing`` with ``[range, roundrobin]`` and ``[roundrobin, range]``.
+    Both protocols are candidates; each gets one vote, and the tie goes to ``range`` (its
+    ``String.hashCode`` puts it in an earlier bucket of a 16-bucket ``HashMap``).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from rackwise.groups.offsets import (
+    ILLEGAL_GENERATION,
+    NONE,
+    UNKNOWN_MEMBER_ID,
+    OffsetsFormatError,
+    encoded_string,
+    java_string_hash,
+    read_record,
+    required_string,
+)
+from rackwise.protocol.frame_cursor import FrameCursor
+
+COORDINATOR_NOT_AVAILABLE: Final = 15
+REBALANCE_IN_PROGRESS: Final = 27
+INCONSISTENT_GROUP_PROTOCOL: Final = 23
+FENCED_INSTANCE_ID: Final = 82
+
+EMPTY: Final = "Empty"
+PREPARING_REBALANCE: Final = "PreparingRebalance"
+COMPLETING_REBALANCE: Final = "CompletingRebalance"
+STABLE: Final = "Stable"
+DEAD: Final = "Dead"
+
+_VALID_PREVIOUS: Final = {
+    # Kafka's ClassicGroupState.validPreviousStates
+    EMPTY: frozenset({PREPARING_REBALANCE}),
+    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
+    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
+    STABLE: frozenset({COMPLETING_REBALANCE}),
+    DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
+}
+
+CONSUMER_PROTOCOL_TYPE: Final = "consumer"
+METADATA_VERSION: Final = 3
+"""The ``GroupMetadataValue`` version Kafka 4 writes (``groupMetadataValueVersion``)."""
+NO_TIMESTAMP: Final = -1
+UNKNOWN_MEMBER: Final = ""
+"""Kafka's ``UNKNOWN_MEMBER_ID``: the member id of a JoinGroup from a new member."""
+
+_I16: Final = struct.Struct(">h")
+_I32: Final = struct.Struct(">i")
+_I64: Final = struct.Struct(">q")
+
+Protocols = tuple[tuple[str, bytes], ...]
+"""A member's protocols in its order of preference: (name, metadata)."""
+
+
+@dataclass(eq=False, slots=True)
+class Member:
+    """One member of a classic group (Kafka's ``ClassicGroupMember``)."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: Protocols
+    assignment: bytes = b""
+    is_new: bool = False
+    """Joined in the current rebalance and not yet given a generation: its session may expire
+    even while its JoinGroup waits."""
+    join_waiter: Any = field(default=None, repr=False)
+    """The member's JoinGroup waiting for the rebalance (set by the node layer)."""
+    sync_waiter: Any = field(default=None, repr=False)
+    """The member's SyncGroup waiting for the leader's assignment (set by the node layer)."""
+
+    @property
+    def awaiting_join(self) -> bool:
+        return self.join_waiter is not None
+
+    @property
+    def awaiting_sync(self) -> bool:
+        return self.sync_waiter is not None
+
+    def metadata(self, protocol: str) -> bytes:
+        for name, metadata in self.protocols:
+            if name == protocol:
+                return metadata
+        raise ValueError(f"member {self.member_id} does not support protocol {protocol}")
+
+    def vote(self, candidates: set[str]) -> str:
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise ValueError(f"member {self.member_id} supports none of {sorted(candidates)}")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """Kafka: a new member's session may run out while it waits to join; any other member
+        waiting on a JoinGroup or SyncGroup counts as alive."""
+        return not self.is_new and (self.awaiting_join or self.awaiting_sync)
+
+
+def generate_member_id(client_id: str, instance_id: str | None) -> str:
+    """``<group.instance.id or client id>-<random UUID>``, as Kafka's ``generateMemberId``."""
+    return f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
+
+
+class ClassicGroup:
+    """One classic group's members and state (module docstring)."""
+
+    def __init__(
+        self,
+        group_id: str,
+        *,
+        state: str = EMPTY,
+        generation: int = 0,
+        protocol_type: str | None = None,
+        protocol_name: str | None = None,
+        leader: str | None = None,
+        state_timestamp_ms: int = NO_TIMESTAMP,
+    ) -> None:
+        self.group_id = group_id
+        self.state = state
+        self.previous_state = DEAD if state == DEAD else EMPTY
+        self.generation = generation
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.leader = leader
+        self.state_timestamp_ms = state_timestamp_ms
+        self.members: dict[str, Member] = {}
+        self.static_members: dict[str, str] = {}
+        """group.instance.id -> member id."""
+        self.pending_join: set[str] = set()
+        """Member ids handed out with MEMBER_ID_REQUIRED, not joined yet."""
+        self.pending_sync: set[str] = set()
+        """Members given this generation that have not sent their SyncGroup yet."""
+        self.supported: dict[str, int] = {}
+        self.new_member_added = False
+        self.awaiting_join_count = 0
+
+    # ---- members ------------------------------------------------------------------------------
+
+    def has_member(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader == member_id
+
+    def add(self, member: Member, join_waiter: Any = None) -> None:
+        if member.instance_id is not None:
+            if member.instance_id in self.static_members:
+                raise ValueError(f"static member {member.instance_id} is already in the group")
+            self.static_members[member.instance_id] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        if self.protocol_type != member.protocol_type:
+            raise ValueError("the group and the member's protocol types differ")
+        if not self.supports_protocols(member.protocol_type, [n for n, _ in member.protocols]):
+            raise ValueError("none of the member's protocols can be supported")
+        if self.leader is None:
+            self.leader = member.member_id
+        self.members[member.member_id] = member
+        self._count_protocols(member, 1)
+        member.join_waiter = join_waiter
+        if member.awaiting_join:
+            self.awaiting_join_count += 1
+        self.pending_join.discard(member.member_id)
+
+    def remove(self, member_id: str) -> None:
+        removed = self.members.pop(member_id, None)
+        if removed is not None:
+            self._count_protocols(removed, -1)
+            if removed.awaiting_join:
+                self.awaiting_join_count -= 1
+            if removed.instance_id is not None:
+                self.static_members.pop(removed.instance_id, None)
+        if self.leader == member_id:
+            self.leader = next(iter(self.members), None)
+        self.pending_join.discard(member_id)
+        self.pending_sync.discard(member_id)
+
+    def update_member(
+        self,
+        member: Member,
+        protocols: Protocols,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        join_waiter: Any,
+    ) -> None:
+        self._count_protocols(member, -1)
+        member.protocols = protocols
+        self._count_protocols(member, 1)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        self.set_join_waiter(member, join_waiter)
+
+    def set_join_waiter(self, member: Member, join_waiter: Any) -> None:
+        if join_waiter is not None and not member.awaiting_join:
+            self.awaiting_join_count += 1
+        elif join_waiter is None and member.awaiting_join:
+            self.awaiting_join_count -= 1
+        member.join_waiter = join_waiter
+
+    def _count_protocols(self, member: Member, delta: int) -> None:
+        for name, _ in member.protocols:
+            self.supported[name] = self.supported.get(name, 0) + delta
+
+    def static_member_id(self, instance_id: str) -> str | None:
+        return self.static_members.get(instance_id)
+
+    def not_yet_rejoined(self) -> list[Member]:
+        return [m for m in self.members.values() if not m.awaiting_join]
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.awaiting_join_count and not self.pending_join
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def maybe_elect_new_joined_leader(self) -> bool:
+        """Keep the leader if it rejoined, else make the first member that did the leader;
+        False if there is no leader or no member rejoined."""
+        if self.leader is None:
+            return False
+        if self.members[self.leader].awaiting_join:
+            return True
+        for member in self.members.values():
+            if member.awaiting_join:
+                self.leader = member.member_id
+                return True
+        return False
+
+    # ---- protocols ----------------------------------------------------------------------------
+
+    def supports_protocols(self, protocol_type: str, names: Iterable[str]) -> bool:
+        """Whether a member of ``protocol_type`` listing ``names`` may join (Kafka's
+        ``supportsProtocols``)."""
+        names = list(names)
+        if self.state == EMPTY:
+            return bool(protocol_type) and bool(names)
+        size = len(self.members)
+        return self.protocol_type == protocol_type and any(
+            self.supported.get(n, 0) == size for n in names
+        )
+
+    def select_protocol(self) -> str:
+        if not self.members:
+            raise ValueError(f"group {self.group_id} has no members to select a protocol")
+        size = len(self.members)
+        candidates = {name for name, count in self.supported.items() if count == size}
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            name = member.vote(candidates)
+            votes[name] = votes.get(name, 0) + 1
+        best = max(votes.values())
+        tied = [name for name, count in votes.items() if count == best]
+        return min(tied, key=_java_hashmap_slot)
+
+    def subscribed_topics(self) -> set[str] | None:
+        """The topics the members subscribe to, for a group of protocol type ``consumer`` whose
+        members' subscriptions parse (Kafka's ``computeSubscribedTopics``); else None."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not self.members:
+            return set()
+        if self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        try:
+            for member in self.members.values():
+                topics.update(subscription_topics(member.metadata(self.protocol_name)))
+        except (OffsetsFormatError, ValueError):
+            return None
+        return topics
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        topics = self.subscribed_topics()
+        if topics is None:
+            return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+        return topic in topics
+
+    # ---- state --------------------------------------------------------------------------------
+
+    def can_rebalance(self) -> bool:
+        return self.state in _VALID_PREVIOUS[PREPARING_REBALANCE]
+
+    def transition_to(self, state: str, now_ms: int) -> None:
+        if self.state not in _VALID_PREVIOUS[state]:
+            raise ValueError(f"group {self.group_id} cannot go from {self.state} to {state}")
+        self.previous_state = self.state
+        self.state = state
+        self.state_timestamp_ms = now_ms
+
+    def init_next_generation(self, now_ms: int) -> None:
+        self.generation += 1
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self.transition_to(COMPLETING_REBALANCE, now_ms)
+        else:
+            self.protocol_name = None
+            self.transition_to(EMPTY, now_ms)
+        self.pending_sync.clear()
+
+    def joined_members(self) -> list[tuple[str, str | None, bytes]]:
+        """(member id, group.instance.id, metadata of the group's protocol) of every member: the
+        leader's JoinGroup answer."""
+        assert self.protocol_name is not None
+        return [
+            (m.member_id, m.instance_id, m.metadata(self.protocol_name))
+            for m in self.members.values()
+        ]
+
+    # ---- checks -------------------------------------------------------------------------------
+
+    def member_error(self, member_id: str, instance_id: str | None) -> int:
+        """NONE, FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID (Kafka's ``validateMember``)."""
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is None:
+                return UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return FENCED_INSTANCE_ID
+        return NONE if member_id in self.members else UNKNOWN_MEMBER_ID
+
+    def heartbeat_error(self, member_id: str, instance_id: str | None, generation: int) -> int:
+        """The answer to a Heartbeat (Kafka's ``classicGroupHeartbeatToClassicGroup``)."""
+        if self.state == DEAD:
+            return COORDINATOR_NOT_AVAILABLE
+        code = self.member_error(member_id, instance_id)
+        if code != NONE:
+            return code
+        if generation != self.generation:
+            return ILLEGAL_GENERATION
+        if self.state == EMPTY:
+            return UNKNOWN_MEMBER_ID
+        if self.state == PREPARING_REBALANCE:
+            return REBALANCE_IN_PROGRESS
+        return NONE
+
+    def sync_error(
+        self,
+        member_id: str,
+        instance_id: str | None,
+        generation: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+    ) -> int:
+        """Kafka's ``validateSyncGroup``, then REBALANCE_IN_PROGRESS while preparing one."""
+        if self.state == DEAD:
+            return COORDINATOR_NOT_AVAILABLE
+        code = self.member_error(member_id, instance_id)
+        if code != NONE:
+            return code
+        if generation != self.generation:
+            return ILLEGAL_GENERATION
+        if (protocol_type is not None and protocol_type != self.protocol_type) or (
+            protocol_name is not None and protocol_name != self.protocol_name
+        ):
+            return INCONSISTENT_GROUP_PROTOCOL
+        if self.state == PREPARING_REBALANCE:
+            return REBALANCE_IN_PROGRESS
+        return NONE
+
+    def commit_error(self, member_id: str, instance_id: str | None, generation: int) -> int:
+        """Kafka's ``validateOffsetCommit`` for a commit that is not transactional."""
+        if self.state == DEAD:
+            return COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and self.state == EMPTY:
+            return NONE
+        if generation >= 0 or member_id or instance_id is not None:
+            code = self.member_error(member_id, instance_id)
+            if code != NONE:
+                return code
+            if generation != self.generation:
+                return ILLEGAL_GENERATION
+        elif self.state != EMPTY:
+            return UNKNOWN_MEMBER_ID
+        if self.state == COMPLETING_REBALANCE:
+            return REBALANCE_IN_PROGRESS
+        return NONE
+
+
+def _java_hashmap_slot(name: str) -> int:
+    """The bucket of ``name`` in a ``java.util.HashMap`` of the default 16 buckets."""
+    h = java_string_hash(name) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & 15
+
+
+# ---- ConsumerProtocolSubscription ---------------------------------------------------------
+
+
+def subscription_topics(metadata: bytes) -> list[str]:
+    """The topics of a ``ConsumerProtocolSubscription`` (read as version 0, the prefix of every
+    version, as Kafka reads it)."""
+    what = "a consumer protocol subscription"
+
+    def read(cursor: FrameCursor) -> list[str]:
+        cursor.int16()
+        return [required_string(cursor, what) for _ in range(cursor.count("topics"))]
+
+    return read_record(metadata, what, flexible=False, read=read)
+
+
+# ---- GroupMetadataValue -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMember:
+    """A member as ``GroupMetadataValue`` keeps it."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGroup:
+    """A ``GroupMetadataValue``: a classic group as of its last stored generation."""
+
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    state_timestamp_ms: int
+    members: tuple[StoredMember, ...]
+
+
+def _nullable_string(text: str | None) -> bytes:
+    return _I16.pack(-1) if text is None else encoded_string(text)
+
+
+def _bytes(data: bytes) -> bytes:
+    return _I32.pack(len(data)) + data
+
+
+def stored(group: ClassicGroup, assignment: dict[str, bytes] | None = None) -> StoredGroup:
+    """What Kafka stores of ``group`` (``newGroupMetadataRecord``): no members before a
+    protocol is chosen (a new group), else each with its subscription and its assignment from
+    ``assignment`` when given, else its own."""
+    members = tuple(
+        StoredMember(
+            m.member_id,
+            m.instance_id,
+            m.client_id,
+            m.client_host,
+            m.rebalance_timeout_ms,
+            m.session_timeout_ms,
+            m.metadata(group.protocol_name),
+            (assignment or {}).get(m.member_id, m.assignment),
+        )
+        for m in group.members.values()
+        if group.protocol_name is not None
+    )
+    return StoredGroup(
+        group.protocol_type or "",
+        group.generation,
+        group.protocol_name,
+        group.leader,
+        group.state_timestamp_ms,
+        members,
+    )
+
+
+def encode_metadata(value: StoredGroup) -> bytes:
+    """A ``GroupMetadataValue``, version 3."""
+    parts = [
+        _I16.pack(METADATA_VERSION),
+        encoded_string(value.protocol_type),
+        _I32.pack(value.generation),
+        _nullable_string(value.protocol),
+        _nullable_string(value.leader),
+        _I64.pack(value.state_timestamp_ms),
+        _I32.pack(len(value.members)),
+    ]
+    for m in value.members:
+        parts += [
+            encoded_string(m.member_id),
+            _nullable_string(m.instance_id),
+            encoded_string(m.client_id),
+            encoded_string(m.client_host),
+            _I32.pack(m.rebalance_timeout_ms),
+            _I32.pack(m.session_timeout_ms),
+            _bytes(m.subscription),
+            _bytes(m.assignment),
+        ]
+    return b"".join(parts)
+
+
+def decode_metadata(value: bytes) -> StoredGroup:
+    """A ``GroupMetadataValue`` of any version Kafka has written (0-4; 4 is flexible)."""
+    what = "a group metadata value"
+    version = read_record(value, what, flexible=False, read=FrameCursor.int16)
+    if version < 0 or version > 4:
+        raise OffsetsFormatError(f"unknown group metadata value version {version}")
+
+    def data(cursor: FrameCursor) -> bytes:
+        size = cursor.uvarint() - 1 if cursor.flexible else cursor.int32()
+        return bytes(cursor.take(size))
+
+    def member(cursor: FrameCursor) -> StoredMember:
+        member_id = required_string(cursor, what)
+        instance_id = cursor.nullable_string() if version >= 3 else None
+        client_id = required_string(cursor, what)
+        client_host = required_string(cursor, what)
+        rebalance_ms = cursor.int32() if version >= 1 else -1
+        session_ms = cursor.int32()
+        subscription, assignment = data(cursor), data(cursor)
+        if cursor.flexible:
+            cursor.skip_tags()
+        if rebalance_ms < 0:
+            rebalance_ms = session_ms
+        return StoredMember(
+            member_id,
+            instance_id,
+            client_id,
+            client_host,
+            rebalance_ms,
+            session_ms,
+            subscription,
+            assignment,
+        )
+
+    def read(cursor: FrameCursor) -> StoredGroup:
+        cursor.position = 2
+        protocol_type = required_string(cursor, what)
+        generation = cursor.int32()
+        protocol = cursor.nullable_string()
+        leader = cursor.nullable_string()
+        timestamp = cursor.int64() if version >= 2 else NO_TIMESTAMP
+        members = tuple(member(cursor) for _ in range(cursor.count("members")))
+        if cursor.flexible:
+            cursor.skip_tags()
+        return StoredGroup(protocol_type, generation, protocol, leader, timestamp, members)
+
+    return read_record(value, what, flexible=version >= 4, read=read)
+
+
+def restored(group_id: str, value: StoredGroup) -> ClassicGroup:
+    """The group a loaded ``GroupMetadataValue`` describes: Stable with its members, or Empty
+    (Kafka's ``replay`` of the record at load)."""
+    group = ClassicGroup(
+        group_id,
+        state=STABLE if value.members else EMPTY,
+        generation=value.generation,
+        protocol_type=value.protocol_type or None,
+        protocol_name=value.protocol,
+        state_timestamp_ms=value.state_timestamp_ms,
+    )
+    for m in value.members:
+        protocols: Protocols = ((value.protocol or "", m.subscription),)
+        member = Member(
+            m.member_id,
+            m.instance_id,
+            m.client_id,
+            m.client_host,
+            m.rebalance_timeout_ms,
+            m.session_timeout_ms,
+            value.protocol_type,
+            protocols,
+            assignment=m.assignment,
+        )
+        group.add(member)
+    if value.leader in group.members:
+        group.leader = value.leader
+    return group
+
+
+def as_protocols(protocols: Sequence[Any]) -> Protocols:
+    """A JoinGroup request's protocols as (name, metadata) pairs."""
+    return tuple((str(p.name), bytes(p.metadata)) for p in protocols)
