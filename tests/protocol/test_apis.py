@@ -39,6 +39,10 @@ EXPECTED = {
     10: ("FindCoordinator", 0, 6, B),
     8: ("OffsetCommit", 2, 9, B),
     9: ("OffsetFetch", 1, 9, B),
+    11: ("JoinGroup", 0, 9, B),
+    12: ("Heartbeat", 0, 4, B),
+    13: ("LeaveGroup", 0, 5, B),
+    14: ("SyncGroup", 0, 5, B),
     15: ("DescribeGroups", 0, 6, B),
     16: ("ListGroups", 0, 5, B),
     42: ("DeleteGroups", 0, 2, B),
@@ -93,6 +97,10 @@ def test_each_listener_serves_its_apis() -> None:
             8,
             9,
             10,
+            11,
+            12,
+            13,
+            14,
             15,
             16,
             18,
@@ -243,8 +251,8 @@ def test_negotiating_with_a_peers_api_versions() -> None:
     assert negotiate_with(ApiKey.BROKER_REGISTRATION, peer) == 3
     with pytest.raises(UnsupportedVersionException, match=r"does not support FETCH_METADATA_LOG$"):
         negotiate_with(ApiKey.FETCH_METADATA_LOG, peer)
-    with pytest.raises(ValueError, match="BUG: api key 11 is not one rackwise speaks"):
-        negotiate(11, 0, 9)
+    with pytest.raises(ValueError, match="BUG: api key 17 is not one rackwise speaks"):
+        negotiate(17, 0, 1)  # SaslHandshake
 
 
 def test_classes_outside_the_range_are_refused() -> None:

@@ -54,12 +54,24 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochResponse,
 )
 from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetDeleteRequest,
     OffsetDeleteResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
 )
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
@@ -96,6 +108,30 @@ from rackwise.protocol.produce_request_reader import ProduceRequestValues
 TOPIC_ID = uuid.UUID("5e0a8d1b-2c3d-4e5f-8a9b-0c1d2e3f4a5b")
 RECORDS = bytes(range(70))
 """Stands for a record batch: the protocol layer carries it as bytes."""
+MEMBER = "kp-1-8f14e45f-ceea-467f-a8d3-2a5c6b1f0e9d"
+OTHER_MEMBER = "kp-2-c9f0f895-fb98-4b91-9f7a-6a1e4d2c3b5a"
+SUBSCRIPTION = bytes(
+    ConsumerProtocolSubscription(
+        topics=["orders"], user_data=None, owned_partitions=[], generation_id=-1, rack_id="/dc1/r1"
+    ).encode(version=3)
+)
+"""A consumer's JoinGroup metadata for protocol "range": the group layer carries it as bytes."""
+ASSIGNMENT = bytes(
+    ConsumerProtocolAssignment(
+        assigned_partitions=[
+            ConsumerProtocolAssignment.TopicPartition(topic="orders", partitions=[0, 3])
+        ],
+        user_data=None,
+    ).encode(version=1)
+)
+OTHER_ASSIGNMENT = bytes(
+    ConsumerProtocolAssignment(
+        assigned_partitions=[
+            ConsumerProtocolAssignment.TopicPartition(topic="orders", partitions=[1, 2])
+        ],
+        user_data=None,
+    ).encode(version=1)
+)
 
 
 def _metadata_request(body: Any, version: int) -> None:
@@ -327,6 +363,55 @@ def _offset_delete_request(body: Any, version: int) -> None:
     assert [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics] == [
         ("orders", [0, 3])
     ]
+
+
+def _join_group_request(body: Any, version: int) -> None:
+    assert (body.group_id, body.member_id, body.protocol_type) == ("billing", MEMBER, "consumer")
+    assert body.session_timeout.total_seconds() == 45
+    if version >= 1:
+        assert body.rebalance_timeout.total_seconds() == 300
+    assert [(p.name, bytes(p.metadata)) for p in body.protocols] == [
+        ("range", SUBSCRIPTION),
+        ("cooperative-sticky", SUBSCRIPTION),
+    ]
+    # What the handler reads: a field the version lacks is None.
+    instance = getattr(body, "group_instance_id", None)
+    assert instance == ("billing-0" if version >= 5 else None)
+    reason = getattr(body, "reason", None)
+    assert reason == ("rebalance failed due to MemberIdRequiredError" if version >= 8 else None)
+
+
+def _sync_group_request(body: Any, version: int) -> None:
+    assert (body.group_id, body.generation_id, body.member_id) == ("billing", 3, MEMBER)
+    assert getattr(body, "group_instance_id", None) == ("billing-0" if version >= 3 else None)
+    protocol = (getattr(body, "protocol_type", None), getattr(body, "protocol_name", None))
+    assert protocol == (("consumer", "range") if version >= 5 else (None, None))
+    assert [(a.member_id, bytes(a.assignment)) for a in body.assignments] == [
+        (MEMBER, ASSIGNMENT),
+        (OTHER_MEMBER, OTHER_ASSIGNMENT),
+    ]
+
+
+def _heartbeat_request(body: Any, version: int) -> None:
+    assert (body.group_id, body.generation_id, body.member_id) == ("billing", 3, MEMBER)
+    assert getattr(body, "group_instance_id", None) == ("billing-0" if version >= 3 else None)
+
+
+def _leave_group_request(body: Any, version: int) -> None:
+    assert body.group_id == "billing"
+    if version >= 3:
+        assert [(m.member_id, m.group_instance_id) for m in body.members] == [
+            (MEMBER, None),
+            ("", "billing-1"),
+        ]
+        reasons = [getattr(m, "reason", None) for m in body.members]
+        assert reasons == (
+            ["the consumer is being closed", "removed by the admin client"]
+            if version >= 5
+            else [None, None]
+        )
+    else:
+        assert body.member_id == MEMBER
 
 
 # API name -> (a kafka-python request, before its version is set; what we must read of it)
@@ -726,6 +811,60 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _offset_delete_request,
     ),
+    "JoinGroup": (
+        lambda: JoinGroupRequest(
+            group_id="billing",
+            session_timeout_ms=45_000,
+            rebalance_timeout_ms=300_000,
+            member_id=MEMBER,
+            group_instance_id="billing-0",
+            protocol_type="consumer",
+            protocols=[
+                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=SUBSCRIPTION)
+                for name in ("range", "cooperative-sticky")
+            ],
+            reason="rebalance failed due to MemberIdRequiredError",
+        ),
+        _join_group_request,
+    ),
+    "SyncGroup": (
+        lambda: SyncGroupRequest(
+            group_id="billing",
+            generation_id=3,
+            member_id=MEMBER,
+            group_instance_id="billing-0",
+            protocol_type="consumer",
+            protocol_name="range",
+            assignments=[
+                SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
+                for m, a in ((MEMBER, ASSIGNMENT), (OTHER_MEMBER, OTHER_ASSIGNMENT))
+            ],
+        ),
+        _sync_group_request,
+    ),
+    "Heartbeat": (
+        lambda: HeartbeatRequest(
+            group_id="billing", generation_id=3, member_id=MEMBER, group_instance_id="billing-0"
+        ),
+        _heartbeat_request,
+    ),
+    "LeaveGroup": (
+        lambda: LeaveGroupRequest(
+            group_id="billing",
+            member_id=MEMBER,
+            members=[
+                LeaveGroupRequest.MemberIdentity(
+                    member_id=MEMBER, group_instance_id=None, reason="the consumer is being closed"
+                ),
+                LeaveGroupRequest.MemberIdentity(
+                    member_id="",
+                    group_instance_id="billing-1",
+                    reason="removed by the admin client",
+                ),
+            ],
+        ),
+        _leave_group_request,
+    ),
     "DescribeAcls": (
         lambda: DescribeAclsRequest(
             resource_type_filter=1,
@@ -887,6 +1026,38 @@ def _offset_delete_response(read: Any, version: int) -> None:
     (topic,) = read.topics
     assert topic.name == "orders"
     assert [(p.partition_index, p.error_code) for p in topic.partitions] == [(0, 0), (3, 3)]
+
+
+def _join_group_response(read: Any, version: int) -> None:
+    assert (read.error_code, read.generation_id, read.protocol_name) == (0, 3, "range")
+    assert (read.leader, read.member_id) == (MEMBER, MEMBER)
+    if version >= 7:
+        assert read.protocol_type == "consumer"
+    if version >= 9:
+        assert read.skip_assignment is True
+    (member,) = read.members
+    assert (member.member_id, bytes(member.metadata)) == (MEMBER, SUBSCRIPTION)
+    if version >= 5:
+        assert member.group_instance_id == "billing-0"
+
+
+def _sync_group_response(read: Any, version: int) -> None:
+    assert (read.error_code, bytes(read.assignment)) == (0, ASSIGNMENT)
+    if version >= 5:
+        assert (read.protocol_type, read.protocol_name) == ("consumer", "range")
+
+
+def _heartbeat_response(read: Any, version: int) -> None:
+    assert read.error_code == 27  # REBALANCE_IN_PROGRESS
+
+
+def _leave_group_response(read: Any, version: int) -> None:
+    assert read.error_code == 0
+    if version >= 3:
+        assert [(m.member_id, m.group_instance_id, m.error_code) for m in read.members] == [
+            (MEMBER, None, 0),
+            ("", "billing-1", 25),  # UNKNOWN_MEMBER_ID
+        ]
 
 
 def _elect_leaders_response(read: Any, version: int) -> None:
@@ -1338,6 +1509,51 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             ],
         },
         _offset_delete_response,
+    ),
+    "JoinGroup": (
+        JoinGroupResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "generation_id": 3,
+            "protocol_type": "consumer",
+            "protocol_name": "range",
+            "leader": MEMBER,
+            "skip_assignment": True,  # KIP-814: the static leader rejoined a stable group
+            "member_id": MEMBER,
+            "members": [
+                {"member_id": MEMBER, "group_instance_id": "billing-0", "metadata": SUBSCRIPTION}
+            ],
+        },
+        _join_group_response,
+    ),
+    "SyncGroup": (
+        SyncGroupResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "protocol_type": "consumer",
+            "protocol_name": "range",
+            "assignment": ASSIGNMENT,
+        },
+        _sync_group_response,
+    ),
+    "Heartbeat": (
+        HeartbeatResponse,
+        {"throttle_time": 0, "error_code": 27},
+        _heartbeat_response,
+    ),
+    "LeaveGroup": (
+        LeaveGroupResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "members": [
+                {"member_id": MEMBER, "group_instance_id": None, "error_code": 0},
+                {"member_id": "", "group_instance_id": "billing-1", "error_code": 25},
+            ],
+        },
+        _leave_group_response,
     ),
     "ElectLeaders": (
         ElectLeadersResponse,

@@ -179,16 +179,18 @@ class ClassicGroup:
         return self.leader == member_id
 
     def add(self, member: Member, join_waiter: Any = None) -> None:
-        if member.instance_id is not None:
-            if member.instance_id in self.static_members:
-                raise ValueError(f"static member {member.instance_id} is already in the group")
-            self.static_members[member.instance_id] = member.member_id
-        if not self.members:
-            self.protocol_type = member.protocol_type
-        if self.protocol_type != member.protocol_type:
+        """Add ``member`` (raises, changing nothing, if it cannot join: the caller checks
+        :meth:`supports_protocols` first, as Kafka's does)."""
+        if member.instance_id is not None and member.instance_id in self.static_members:
+            raise ValueError(f"static member {member.instance_id} is already in the group")
+        if self.members and self.protocol_type != member.protocol_type:
             raise ValueError("the group and the member's protocol types differ")
         if not self.supports_protocols(member.protocol_type, [n for n, _ in member.protocols]):
             raise ValueError("none of the member's protocols can be supported")
+        if member.instance_id is not None:
+            self.static_members[member.instance_id] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
         if self.leader is None:
             self.leader = member.member_id
         self.members[member.member_id] = member

@@ -1,18 +1,25 @@
-"""The group APIs a broker serves, answered as Kafka answers them for simple groups:
-FindCoordinator, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and
-OffsetDelete, over the :class:`~rackwise.node.group_coordinator.GroupCoordinator`'s partitions.
+"""The group APIs a broker serves, answered as Kafka answers them: FindCoordinator,
+JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
+DescribeGroups, DeleteGroups and OffsetDelete, over the
+:class:`~rackwise.node.group_coordinator.GroupCoordinator`'s partitions.
 
 Goals
-    A consumer that ``assign``s its partitions with a ``group.id`` commits its offsets and
-    reads them back, from any broker, across restarts and leader changes: kafka-python's
+    Consumers that ``subscribe`` form groups (:mod:`rackwise.node.group_membership`), and a
+    consumer that ``assign``s its partitions with a ``group.id`` commits its offsets and reads
+    them back, from any broker, across restarts and leader changes: kafka-python's
     ``KafkaConsumer(group_id=...)``, confluent-kafka's ``commit()``/``committed()`` and a
     closing consumer's last commit, aiokafka's ``commit``; the admin clients list, describe
     and delete the groups and their offsets.
 
 Constraints
-    * Only simple groups: JoinGroup, SyncGroup and Heartbeat are not served, so ``subscribe``
-      still fails at JoinGroup. Every group is a classic one in state Empty, without members;
-      the rules for a commit are :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`'s.
+    * Classic groups only (the KIP-848 protocol is not served; clients fall back to the
+      classic one). A commit is checked against the group's live members
+      (:meth:`~rackwise.groups.classic.ClassicGroup.commit_error`), or for a group without any
+      by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
+    * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
+      ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT) before the coordinator, as
+      Kafka's ``GroupCoordinatorService``; a Heartbeat during the partition's load is answered
+      NONE, as Kafka answers it.
     * Transactions are not served: FindCoordinator for a transactional id answers
       TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which librdkafka and kafka-python treat as final.
     * An empty group id is INVALID_GROUP_ID; a request for a group whose partition this broker
@@ -31,19 +38,23 @@ Algorithm
     request asked for a retention time. OffsetFetch: the committed offsets (-1 for a partition
     never committed), for the named topics or, with none named, every partition the group
     committed; before v2 a group's error is each partition's. ListGroups: the groups of every
-    partition led here, filtered by state and type (v4, v5). DescribeGroups: Empty for a group
-    with offsets; Dead for another, with GROUP_ID_NOT_FOUND from v6 (KIP-1043). DeleteGroups:
-    a tombstone for each of the group's offsets and one for the group, as one batch
-    (GROUP_ID_NOT_FOUND for a group that does not exist). OffsetDelete: tombstones for the
-    named partitions the group has offsets for; every partition the cluster has is answered
-    NONE, since no member is subscribed to anything.
+    partition led here with their states, filtered by state and type (v4, v5).
+    DescribeGroups: the group's state, protocol type and members (their subscriptions and the
+    protocol only once Stable, as Kafka); Empty for a group with offsets only; Dead for an
+    unknown one, with GROUP_ID_NOT_FOUND from v6 (KIP-1043). DeleteGroups: for an Empty group
+    a tombstone for each of its offsets and one for the group, as one batch (GROUP_ID_NOT_FOUND
+    for a group that does not exist, NON_EMPTY_GROUP for one with members). OffsetDelete:
+    tombstones for the named partitions the group has offsets for, except those of topics a
+    member of a live ``consumer`` group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC); a live group
+    of another protocol type is NON_EMPTY_GROUP.
 
 Worked example
     kafka-python's ``KafkaConsumer(group_id="billing")`` asks any broker FindCoordinator
     ("billing"): the first answers are COORDINATOR_NOT_AVAILABLE while ``__consumer_offsets``
     is created, then the leader of partition 9 is named. Its commit of offset 42 for
     ``orders-0`` is answered NONE once the in-sync replicas have the record, and
-    ``describe_consumer_groups(["billing"])`` shows a classic group in state Empty.
+    ``describe_consumer_groups(["billing"])`` shows a classic group in state Empty; two
+    consumers that subscribe with ``group_id="audit"`` show it Stable with both as members.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The group coordinator's partitions (Kafka's ``GroupCoordinatorService`` and its runtime, for
-simple groups): which broker coordinates a group, the committed offsets of the
+"""The group coordinator's partitions (Kafka's ``GroupCoordinatorService`` and its runtime):
+which broker coordinates a group, the committed offsets and stored groups of the
 ``__consumer_offsets`` partitions this broker leads, loaded from their logs and appended to
-them. The APIs over it are :mod:`rackwise.node.group_apis`.
+them; the live groups' members are :mod:`rackwise.node.group_membership`'s, which learns of
+each load and of each partition dropped. The APIs over it are :mod:`rackwise.node.group_apis`.
 
 Goals
     The coordinator of a group is the leader of its ``__consumer_offsets`` partition

@@ -50,8 +50,9 @@ Goals
     answering SECURITY_DISABLED (54) as a Kafka broker without an authorizer does); nothing it
     gates changes between the two. aiokafka 0.14 and librdkafka pick each request's version
     from the table alone; neither requires an API we do not serve for producing, consuming
-    without a group, committing a simple group's offsets, or the admin operations (a group id
-    with ``subscribe`` needs JoinGroup, which is not served). No transactional API is served: a
+    without a group, consuming in a group (the classic protocol: JoinGroup 0-9, SyncGroup,
+    Heartbeat, LeaveGroup; JoinGroup v0 and v1 are back in Kafka 4.0.1 and 4.1, KAFKA-19444),
+    committing offsets, or the admin operations. No transactional API is served: a
     producer with a ``transactional.id`` fails for good at its first request, FindCoordinator
     for its transactional id, answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as Kafka
     answers a client not allowed the id; InitProducerId with a transactional id is refused too
@@ -180,7 +181,7 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.FIND_COORDINATOR, 0, 6, BROKER_ONLY),
     (ApiKey.OFFSET_COMMIT, 2, 9, BROKER_ONLY),
     (ApiKey.OFFSET_FETCH, 1, 9, BROKER_ONLY),
-    (ApiKey.JOIN_GROUP, 2, 9, BROKER_ONLY),
+    (ApiKey.JOIN_GROUP, 0, 9, BROKER_ONLY),
     (ApiKey.HEARTBEAT, 0, 4, BROKER_ONLY),
     (ApiKey.LEAVE_GROUP, 0, 5, BROKER_ONLY),
     (ApiKey.SYNC_GROUP, 0, 5, BROKER_ONLY),
