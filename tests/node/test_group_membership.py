@@ -354,12 +354,49 @@ def test_a_static_member_that_joins_again_fences_its_old_id() -> None:
         assert first["error_code"] == NONE  # static members need no second JoinGroup
         assert first["member_id"].startswith("pod-1-")
         await sync(groups, state, first["member_id"], 1, {first["member_id"]: b"P"})
+        # restarted (a new member id), same protocols: no rebalance, its assignment kept
         second = await groups.join(INDEX, state, join(instance="pod-1", client="p"))
         assert second["error_code"] == NONE and second["member_id"] != first["member_id"]
-        old = groups.heartbeat(INDEX, state, "billing", first["member_id"], "pod-1", 2)
+        assert second["generation_id"] == 1
+        assert second["skip_assignment"] is True  # the leader keeps the assignment (KIP-814)
+        group = groups.group(INDEX, state, "billing")
+        assert group is not None and group.state == STABLE
+        assert list(group.members) == [second["member_id"]] and group.leader == second["member_id"]
+        again = await sync(groups, state, second["member_id"], 1)
+        assert again["assignment"] == b"P"
+        old = groups.heartbeat(INDEX, state, "billing", first["member_id"], "pod-1", 1)
         assert old == FENCED_INSTANCE_ID
         code, codes = groups.leave(INDEX, state, "billing", [("", "pod-1")])
         assert (code, codes) == (NONE, [NONE])
+        assert group.members == {}
+
+    run(scenario)
+
+
+def test_a_static_member_replaced_while_a_store_fails_gets_its_old_id_back() -> None:
+    async def scenario() -> None:
+        groups, log, state = membership()
+        first = await groups.join(INDEX, state, join(instance="pod-1", client="p", version=5))
+        await sync(groups, state, first["member_id"], 1, {first["member_id"]: b"P"})
+        log.fail_with = COORDINATOR_NOT_AVAILABLE
+        second = await groups.join(INDEX, state, join(instance="pod-1", client="p", version=5))
+        assert (second["error_code"], second["member_id"]) == (COORDINATOR_NOT_AVAILABLE, "")
+        group = groups.group(INDEX, state, "billing")
+        assert group is not None and list(group.members) == [first["member_id"]]
+        assert groups.heartbeat(INDEX, state, "billing", first["member_id"], "pod-1", 1) == NONE
+
+    run(scenario)
+
+
+def test_a_static_member_replaced_while_completing_a_rebalance_starts_another() -> None:
+    async def scenario() -> None:
+        groups, _, state = membership()
+        first = await groups.join(INDEX, state, join(instance="pod-1", client="p"))
+        group = groups.group(INDEX, state, "billing")
+        assert group is not None and group.state == COMPLETING_REBALANCE
+        second = await groups.join(INDEX, state, join(instance="pod-1", client="p"))
+        assert (second["error_code"], second["generation_id"]) == (NONE, 2)
+        assert second["member_id"] != first["member_id"]
 
     run(scenario)
 

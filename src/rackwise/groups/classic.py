@@ -239,6 +239,35 @@ class ClassicGroup:
         for name, _ in member.protocols:
             self.supported[name] = self.supported.get(name, 0) + delta
 
+    def replace_static_member(
+        self, instance_id: str, old_id: str, new_id: str
+    ) -> tuple[Member, Any, Any]:
+        """Give the static member ``instance_id`` the id ``new_id`` in place of ``old_id``,
+        keeping its protocols, timeouts and assignment (Kafka's ``replaceStaticMember``); the
+        old id's waiting JoinGroup and SyncGroup are returned, for the caller to fence."""
+        removed = self.members.pop(old_id, None)
+        if removed is None:
+            raise ValueError(f"group {self.group_id} has no member {old_id} to replace")
+        if removed.awaiting_join:
+            self.awaiting_join_count -= 1
+        replacement = Member(
+            new_id,
+            removed.instance_id,
+            removed.client_id,
+            removed.client_host,
+            removed.rebalance_timeout_ms,
+            removed.session_timeout_ms,
+            removed.protocol_type,
+            removed.protocols,
+            assignment=removed.assignment,
+        )
+        self.members[new_id] = replacement
+        if self.leader == old_id:
+            self.leader = new_id
+        self.static_members[instance_id] = new_id
+        self.pending_sync.discard(old_id)
+        return replacement, removed.join_waiter, removed.sync_waiter
+
     def static_member_id(self, instance_id: str) -> str | None:
         return self.static_members.get(instance_id)
 

@@ -26,10 +26,10 @@ Constraints
       Empty) with each member's session running.
     * A partition no longer led here ends its groups: waiting JoinGroups and SyncGroups are
       answered NOT_COORDINATOR, and the members find the new coordinator.
-    * Static members (``group.instance.id``) are kept across rebalances and fenced by id
-      (FENCED_INSTANCE_ID); one that joins again with an unknown member id replaces its old
-      id and the group rebalances (Kafka gives a Stable group's static member its old
-      assignment back without one).
+    * Static members (``group.instance.id``, KIP-345) are kept across rebalances and fenced
+      by id (FENCED_INSTANCE_ID); one that joins again with an unknown member id takes its
+      old id's place, and in a Stable group whose protocol stays the same it keeps the
+      generation and its assignment (stored first; the old id comes back if that fails).
 
 Worked example
     Two consumers subscribe to ``orders`` in group ``billing``. Each sends JoinGroup without a
@@ -261,16 +261,10 @@ class GroupMembership:
         member_id = generate_member_id(request.client_id, request.instance_id)
         if request.instance_id is not None:
             old = group.static_member_id(request.instance_id)
-            if old is not None:
-                LOG.info(
-                    "group %s: static member %s joins again as %s, replacing %s",
-                    group.group_id,
-                    request.instance_id,
-                    member_id,
-                    old,
-                )
-                self._drop_member(group, group.members[old], FENCED_INSTANCE_ID)
-            self._add_member(partition, group, request, member_id, waiter)
+            if old is None:
+                self._add_member(partition, group, request, member_id, waiter)
+            else:
+                self._replace_static(partition, group, request, old, member_id, waiter)
         elif request.version >= 4:
             group.pending_join.add(member_id)
             self._schedule_pending(partition, group, member_id, request.session_timeout_ms)
@@ -356,6 +350,115 @@ class GroupMembership:
         group.add(member, waiter)
         self._schedule_heartbeat(partition, group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._rebalance_or_complete(partition, group, f"adding member {member_id}")
+
+    def _replace_static(
+        self,
+        partition: _Partition,
+        group: ClassicGroup,
+        request: JoinRequest,
+        old_id: str,
+        new_id: str,
+        waiter: asyncio.Future[dict[str, Any]],
+    ) -> None:
+        """A known static member joins with an unknown member id: it takes over its old id's
+        place (fencing the old id), and a Stable group whose protocol stays the same keeps its
+        generation and assignment (Kafka's ``updateStaticMemberThenRebalanceOrCompleteJoin``)."""
+        instance_id = request.instance_id
+        assert instance_id is not None
+        LOG.info(
+            "group %s: static member %s joins again as %s, replacing %s",
+            group.group_id,
+            instance_id,
+            new_id,
+            old_id,
+        )
+        leader_before = group.leader
+        member, old_join, old_sync = group.replace_static_member(instance_id, old_id, new_id)
+        _complete(old_join, join_answer(FENCED_INSTANCE_ID, old_id))
+        _complete(old_sync, sync_answer(FENCED_INSTANCE_ID))
+        self._cancel(("heartbeat", group.group_id, old_id))
+        self._schedule_heartbeat(partition, group, member, member.session_timeout_ms)
+        before = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        group.update_member(
+            member,
+            request.protocols,
+            request.rebalance_timeout_ms,
+            request.session_timeout_ms,
+            waiter,
+        )
+        why = f"static member {instance_id} joins as {new_id}"
+        if group.state == STABLE:
+            if group.protocol_name != group.select_protocol():
+                self._rebalance_or_complete(partition, group, why + " with other protocols")
+                return
+            self._spawn(
+                self._store_static(partition, group, request, old_id, member, before, leader_before)
+            )
+        elif group.state == COMPLETING_REBALANCE:
+            # the leader may already hold the old id's subscription: assign again
+            self._prepare_rebalance(partition, group, why)
+        else:
+            self._maybe_complete_join(partition, group)
+
+    async def _store_static(
+        self,
+        partition: _Partition,
+        group: ClassicGroup,
+        request: JoinRequest,
+        old_id: str,
+        member: Member,
+        before: tuple[Protocols, int, int],
+        leader_before: str | None,
+    ) -> None:
+        """Store a Stable group's replaced static member, then answer its JoinGroup with the
+        current generation; if the store fails, put the old id back."""
+        assignment = {m.member_id: m.assignment for m in group.members.values()}
+        record = encode_metadata(stored(group, assignment))
+        code = await self._append(
+            partition.index, [(encode_group_key(group.group_id), record)], partition.offsets
+        )
+        waiter = member.join_waiter
+        if code != NONE:
+            LOG.warning(
+                "group %s: storing static member %s failed (error %d): %s is its id again",
+                group.group_id,
+                member.member_id,
+                code,
+                old_id,
+            )
+            protocols, rebalance_ms, session_ms = before
+            group.update_member(member, protocols, rebalance_ms, session_ms, None)
+            if request.instance_id is not None and member.member_id in group.members:
+                restored_member, _, _ = group.replace_static_member(
+                    request.instance_id, member.member_id, old_id
+                )
+                self._cancel(("heartbeat", group.group_id, member.member_id))
+                self._schedule_heartbeat(
+                    partition, group, restored_member, restored_member.session_timeout_ms
+                )
+            _complete(
+                waiter,
+                join_answer(
+                    code,
+                    UNKNOWN_MEMBER,
+                    generation_id=group.generation,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=leader_before or "",
+                ),
+            )
+            return
+        if waiter is None:
+            return  # the group moved on (a rebalance answered it)
+        if request.version >= 9:  # KIP-814: the leader keeps its assignment, skipping it
+            leader = group.is_leader(member.member_id)
+            answer = self._generation_answer(group, member.member_id, leader)
+            answer["skip_assignment"] = leader
+        else:
+            answer = self._generation_answer(group, member.member_id, False)
+            answer["leader"] = leader_before or ""
+        _complete(waiter, answer)
+        group.set_join_waiter(member, None)
 
     def _update_member(
         self,
