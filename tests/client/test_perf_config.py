@@ -72,7 +72,7 @@ CONSUMER_SAMPLES = {
     "auto.commit.interval.ms": "5000",
     "auto.offset.reset": "earliest",
     "check.crcs": "false",
-    "enable.auto.commit": "false",
+    "enable.auto.commit": "true",
     "fetch.max.bytes": "52428800",
     "fetch.min.bytes": "1",
     "group.id": "perf-consumer-1",
@@ -257,7 +257,9 @@ def test_the_consumer_mapping() -> None:
             "request.timeout.ms": "20000",
             "max.poll.records": "1000",
             "value.deserializer": "x",
-            "partition.assignment.strategy": "y",
+            "partition.assignment.strategy": (
+                "org.apache.kafka.clients.consumer.CooperativeStickyAssignor, RangeAssignor"
+            ),
         }
     )
     assert config == {
@@ -266,12 +268,16 @@ def test_the_consumer_mapping() -> None:
         "fetch.wait.max.ms": "100",
         "socket.timeout.ms": "20000",
         "client.id": "perf-consumer-client",
-        "enable.auto.commit": "false",
+        "partition.assignment.strategy": "cooperative-sticky,range",
     }
     assert batch == 1000
-    kept, default_batch = librdkafka_consumer_config(BOOTSTRAP | {"enable.auto.commit": "true"})
-    assert kept["enable.auto.commit"] == "true"
+    # auto-commit is librdkafka's default, true, as the Java consumer's
+    kept, default_batch = librdkafka_consumer_config(BOOTSTRAP | {"enable.auto.commit": "false"})
+    assert kept["enable.auto.commit"] == "false"
     assert default_batch == 500
+    eager = "org.apache.kafka.clients.consumer.StickyAssignor"
+    with pytest.raises(ClientConfigException, match=rf"Invalid value {eager} for configuration"):
+        librdkafka_consumer_config(BOOTSTRAP | {"partition.assignment.strategy": eager})
     with pytest.raises(ClientConfigException, match=r"max.poll.records: Value must be at least"):
         librdkafka_consumer_config(BOOTSTRAP | {"max.poll.records": "0"})
 

@@ -5,8 +5,11 @@ Kafka's error codes."""
 
 from __future__ import annotations
 
+import gc
 import signal
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -27,11 +30,15 @@ OFFSET_METADATA_TOO_LARGE = 12
 NOT_COORDINATOR = 16
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 UNKNOWN_TOPIC_OR_PARTITION = 3
+CHECK_INTERVAL_MS = 500
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     running = Cluster(tmp_path_factory.mktemp("groups"))
+    for broker in running.brokers.values():
+        with broker.config_path.open("a", encoding="utf-8") as config:
+            config.write(f"offsets.retention.check.interval.ms={CHECK_INTERVAL_MS}\n")
     try:
         running.start()
         yield running
@@ -192,7 +199,8 @@ def _poll_all(readers: list[KafkaConsumer], seen: list[tuple[int, int, bytes]]) 
 
 
 # kafka-python 3.0 leaves a socket unclosed when its connection to the killed broker fails;
-# the garbage collector's warning about it would fail whichever test runs next.
+# the garbage collector's warning about it is ignored here, and collected before the test
+# ends, so that it cannot fail whichever test runs next.
 @pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_group_outlives_its_coordinator(cluster: Cluster) -> None:
@@ -258,5 +266,90 @@ def test_a_group_outlives_its_coordinator(cluster: Cluster) -> None:
         producer.close()
         for reader in readers:
             reader.close()
+        gc.collect()
         if cluster.brokers[victim].proc is None:
             cluster.brokers[victim].start()
+
+
+def _fetch(port: int, group: str, topic: str) -> list[int]:
+    answer = call(
+        port,
+        ApiKey.OFFSET_FETCH,
+        groups=[{"group_id": group, "topics": [{"name": topic, "partition_indexes": [0, 1]}]}],
+        require_stable=False,
+    )
+    (found,) = answer.groups
+    return [int(p.committed_offset) for t in found.topics for p in t.partitions]
+
+
+def _listed(port: int) -> set[str]:
+    answer = call(port, ApiKey.LIST_GROUPS, states_filter=[], types_filter=[])
+    return {str(g.group_id) for g in answer.groups}
+
+
+def test_the_coordinator_removes_expired_offsets_and_deleted_topics_offsets(
+    cluster: Cluster,
+) -> None:
+    """A commit that asked for a short retention (OffsetCommit v2-v4) is gone at the next
+    check, and the group with it; a deleted topic's offsets go with the topic."""
+    port = cluster.brokers[1].port
+    create_topic(port, "short", 2, 3)
+    create_topic(port, "doomed", 2, 3)
+    leader = cluster.brokers[coordinator(cluster, "brief")].port
+    brief = call(
+        leader,
+        ApiKey.OFFSET_COMMIT,
+        version=2,  # asks for a retention time of its own
+        group_id="brief",
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        retention_time=timedelta(milliseconds=1),
+        topics=[
+            {
+                "name": "short",
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 3, "committed_metadata": ""}
+                ],
+            }
+        ],
+    )
+    assert _codes(brief) == [0]
+    eventually(lambda: "brief" not in _listed(leader), timeout_s=15)
+    assert _fetch(leader, "brief", "short") == [-1, -1]
+
+    keeper = cluster.brokers[coordinator(cluster, "keeper")].port
+    for topic in ("short", "doomed"):
+        kept = _commit_to(keeper, "keeper", topic)
+        assert _codes(kept) == [0, 0]
+    time.sleep(3 * CHECK_INTERVAL_MS / 1000)  # checks ran: a week's retention keeps them
+    assert _fetch(keeper, "keeper", "doomed") == [7, 8]
+    deleted = call(
+        port,
+        ApiKey.DELETE_TOPICS,
+        topic_names=["doomed"],
+        topics=[{"name": "doomed", "topic_id": None}],
+        timeout=30000,
+    )
+    assert [int(r.error_code) for r in deleted.responses] == [0]
+    eventually(lambda: _fetch(keeper, "keeper", "doomed") == [-1, -1], timeout_s=15)
+    assert _fetch(keeper, "keeper", "short") == [7, 8]
+
+
+def _commit_to(port: int, group: str, topic: str) -> Any:
+    return call(
+        port,
+        ApiKey.OFFSET_COMMIT,
+        group_id=group,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            {
+                "name": topic,
+                "partitions": [
+                    {"partition_index": i, "committed_offset": 7 + i, "committed_metadata": ""}
+                    for i in (0, 1)
+                ],
+            }
+        ],
+    )

@@ -1,9 +1,9 @@
 """``rackwise consumer-perf-test``: Kafka's ``kafka-consumer-perf-test.sh`` with its flags and
 its output lines, on confluent-kafka (:mod:`rackwise.client.consumer_perf` does the work).
-Brokers do not serve group membership (JoinGroup): the consumer assigns itself every partition
-of the topic and reads it from the beginning (``--from-latest``: from the end); ``--group`` is
-the group.id its commits go to, if the consumer config enables them. ``--json`` prints the
-summary as one JSON object."""
+As Kafka's tool, the consumer subscribes to the topic in ``--group`` and reads the partitions
+the group assigns it, from the beginning where the group has no committed offset
+(``--from-latest``: from the end); ``rebalance.time.ms`` is the time the group's rebalances
+took. ``--json`` prints the summary as one JSON object."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from rackwise.client.perf_output import DEFAULT_DATE_FORMAT
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "This tool is used to verify the consumer performance (Kafka's "
-        "kafka-consumer-perf-test.sh). Without consumer groups it assigns itself every "
-        "partition of the topic, from the beginning."
+        "kafka-consumer-perf-test.sh): it subscribes to the topic in a consumer group and "
+        "reads the partitions the group assigns it."
     )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: brokers")
     parser.add_argument("--topic", metavar="TOPIC", help="REQUIRED: the topic to consume from")
@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--messages", type=int, metavar="COUNT", help="REQUIRED: the number of records to read"
     )
     parser.add_argument(
-        "--group", metavar="GID", help="the group.id (default perf-consumer-<random>)"
+        "--group", metavar="GID", help="the consumer group to join (default perf-consumer-<random>)"
     )
     parser.add_argument(
         "--fetch-size",
@@ -44,7 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"max.partition.fetch.bytes (default {DEFAULT_FETCH_SIZE})",
     )
     parser.add_argument(
-        "--from-latest", action="store_true", help="start at the end of each partition"
+        "--from-latest",
+        action="store_true",
+        help="with no committed offset, start at the end of a partition, not its beginning",
     )
     parser.add_argument(
         "--socket-buffer-size",

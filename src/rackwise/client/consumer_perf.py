@@ -3,36 +3,61 @@
 
 Goals
     The same flags and output as Kafka's tool: a header, then one summary row (start and end
-    time, MB and records consumed and their rates, the time spent getting partitions and the
-    time spent fetching), or with ``--show-detailed-stats`` one row per reporting interval;
-    ``--json`` prints the summary as one JSON object instead (other lines go to stderr).
+    time, MB and records consumed and their rates, the time spent in the group's rebalances
+    and the time spent fetching), or with ``--show-detailed-stats`` one row per reporting
+    interval; ``--json`` prints the summary as one JSON object instead (other lines go to
+    stderr). The same measurement: the consumer joins a group and ``rebalance.time.ms`` is the
+    time its rebalances took, as Kafka's tool counts it.
 
 Constraints
-    * rackwise brokers do not serve group membership (JoinGroup), so the consumer joins no
-      group: it looks the topic up, ``assign``s all its partitions (those it has when it
-      starts) and reads each from the beginning (``--from-latest``: from its end), as a new
-      group with ``auto.offset.reset=earliest`` would. No offsets are committed unless the
-      consumer config sets ``enable.auto.commit`` (then they go to ``--group``'s coordinator,
-      as a simple group's). ``rebalance.time.ms`` is the time from the start until the partitions
-      were assigned (Kafka counts the time until the group assigned them).
+    * As Kafka's tool, the consumer ``subscribe``s to the topic in ``--group`` (default
+      ``perf-consumer-<random>``) over Kafka's classic group protocol (JoinGroup, SyncGroup,
+      Heartbeat, LeaveGroup), so the group decides what it reads: every partition while it is
+      the group's only member, a share of them while other members run. A partition the group
+      has no committed offset for is read from the beginning (``auto.offset.reset=earliest``;
+      ``--from-latest``: from its end), one it has from there. Offsets are committed as the
+      Java consumer commits them by default (``enable.auto.commit``, every
+      ``auto.commit.interval.ms`` and on close), so a run with the same ``--group`` resumes
+      after the previous one, as Kafka's tool does.
+    * ``rebalance.time.ms`` is the sum, over the group's rebalances, of the time from the start
+      (the first) or from the partitions' revocation (the others) until partitions were
+      assigned, as Kafka's ``ConsumerPerfRebListener`` sums it; ``fetch.time.ms`` is the rest of
+      the run. Against ``rackwise cluster up`` (``group.initial.rebalance.delay.ms=0``) a lone
+      consumer's first rebalance is finding the coordinator, a JoinGroup and a SyncGroup: tens
+      to a few hundred ms. A detailed row shows the rebalance time of its own interval, as
+      Kafka's Scala tool did: Kafka 4's Java tool starts each interval on a new counter its
+      listener never adds to, so its rows after the first always show 0.
     * As Kafka's tool: it stops once it has read ``--messages`` records (counting whole
       batches, so possibly a few more) or when no record came for ``--timeout`` ms, then prints
-      Kafka's warning; a topic that does not appear within ``--timeout`` reads as no records.
-      A record's size is its key's and value's bytes.
-    * A fatal client error, or a topic or partition the cluster does not know or refuses, ends
-      the run with one error line; other consumer errors (librdkafka retries them) are printed
-      once each.
+      Kafka's warning. A topic that does not exist is reported once (librdkafka's
+      ``UNKNOWN_TOPIC_OR_PART``, "Subscribed topic not available"; Kafka's client logs a
+      warning instead) and gets no partitions until librdkafka's next metadata refresh finds
+      it; one that does not appear within ``--timeout`` reads as no records, and the time until
+      one appears counts as rebalance time. A record's size is its key's and value's bytes.
+    * A topic name Kafka refuses ends the run before the consumer subscribes, with the Java
+      client's message (``Invalid topics: [a b]``): librdkafka would take a name starting with
+      ``^`` as a regular expression, and Kafka's topic names cannot hold one. A fatal client
+      error, or one Kafka's consumer throws from ``poll`` (an invalid topic, topic or group
+      authorization failed: :data:`STOPPING_ERRORS`), ends the run with one error line; other
+      consumer errors (librdkafka retries them) are printed once each.
 
 Algorithm
-    Kafka's ``consume`` loop: take up to ``max.poll.records`` records with a 100 ms wait,
-    count them, and after each record whose batch came at least ``--reporting-interval`` ms
-    after the last report print a detailed line (when asked) and start a new interval.
+    The start is taken once the consumer exists; the consumer subscribes with callbacks that
+    keep Kafka's listener's books: a revocation sets the join start to now, an assignment adds
+    now minus the join start (the start, before any revocation) to the run's rebalance time and
+    to the interval's. Then Kafka's ``consume`` loop: take up to ``max.poll.records`` records
+    with a 100 ms wait (the rebalances, and so the callbacks, happen inside these calls), count
+    them, and after each record whose batch came at least ``--reporting-interval`` ms after the
+    last report print a detailed line (when asked) and start a new interval, its rebalance time
+    back at 0.
 
 Worked example
     ``--bootstrap-server 127.0.0.1:9092 --topic t --messages 1000`` on a topic holding 1,000
-    records of 100 bytes prints ``start.time, end.time, data.consumed.in.MB, ...`` and
-    ``2024-05-01 10:00:00:000, 2024-05-01 10:00:00:800, 0.0954, 0.1192, 1000, 1250.0000, 300,
-    500, 0.1907, 2000.0000``.
+    records of 100 bytes, the group assigning the consumer its partitions 300 ms after the
+    start, prints ``start.time, end.time, data.consumed.in.MB, ...`` and ``2024-05-01
+    10:00:00:000, 2024-05-01 10:00:00:800, 0.0954, 0.1192, 1000, 1250.0000, 300, 500, 0.1907,
+    2000.0000``. Had a second consumer joined the group midway, the revocation and the
+    reassignment it causes (say 40 ms apart) would add 40 ms to ``rebalance.time.ms``.
 """
 
 from __future__ import annotations
@@ -41,7 +66,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TextIO
 
@@ -61,6 +86,7 @@ from rackwise.client.perf_output import (
     metrics_lines,
 )
 from rackwise.client.producer_perf import NS_PER_MS, STATS_INTERVAL_MS, NowNs
+from rackwise.controller.names import invalid_topic_reason
 
 DEFAULT_FETCH_SIZE: Final = 1024 * 1024
 DEFAULT_SOCKET_BUFFER_SIZE: Final = 2 * 1024 * 1024
@@ -68,21 +94,20 @@ DEFAULT_TIMEOUT_MS: Final = 10_000
 DEFAULT_REPORTING_INTERVAL_MS: Final = "5000"
 POLL_TIMEOUT_S: Final = 0.1
 """Kafka's tool polls with a 100 ms timeout."""
-METADATA_TIMEOUT_S: Final = 1.0
 GROUP_ID_BOUND: Final = 100_000
 """The default group id is ``perf-consumer-`` and a number below this, as in Kafka's tool."""
-NOT_ASSIGNED: Final = 0
-"""``rebalance.time.ms`` of a run that never got partitions."""
 STOPPING_ERRORS: Final = frozenset(
     {
-        3,  # UNKNOWN_TOPIC_OR_PART
-        29,  # TOPIC_AUTHORIZATION_FAILED
-        -188,  # _UNKNOWN_TOPIC
-        -190,  # _UNKNOWN_PARTITION
+        17,  # TOPIC_EXCEPTION: Java's poll throws InvalidTopicException
+        29,  # TOPIC_AUTHORIZATION_FAILED: TopicAuthorizationException
+        30,  # GROUP_AUTHORIZATION_FAILED: GroupAuthorizationException
     }
 )
-"""librdkafka consumer error codes that end the run (the others it retries by itself)."""
+"""librdkafka consumer error codes that end the run, as the Java consumer's ``poll`` throws
+them; the others (an unknown topic among them) librdkafka retries, as the Java consumer does."""
 PARTITION_EOF: Final = -191
+BLANK_TOPIC: Final = "Topic collection to subscribe to cannot contain null or empty topic"
+"""The Java consumer's ``subscribe`` refusing a blank topic name."""
 _DIGITS: Final = re.compile(r"^\d+$")
 
 
@@ -156,14 +181,20 @@ def check_options(o: ConsumerPerfOptions, rng: random.Random | None = None) -> C
 # ---- the client ------------------------------------------------------------------------------
 
 
+TopicPartition = tuple[str, int]
+RebalanceCallback = Callable[[list[TopicPartition]], None]
+
+
 class ConsumerClient(Protocol):
     """What the run needs of a consumer (:class:`ConfluentConsumer`, or a fake)."""
 
-    def partitions(self, topic: str, timeout_s: float) -> list[int]:
-        """The topic's partitions; none while the cluster does not know the topic."""
+    def subscribe(
+        self, topic: str, on_assign: RebalanceCallback, on_revoke: RebalanceCallback
+    ) -> None:
+        """Join the group for ``topic``; its rebalances call ``on_assign`` and ``on_revoke``
+        with the partitions assigned or taken away, from within :meth:`consume` or
+        :meth:`serve`."""
         ...
-
-    def assign(self, topic: str, partitions: Sequence[int], *, from_latest: bool) -> None: ...
 
     def consume(self, num_messages: int, timeout_s: float) -> list[Any]: ...
 
@@ -183,13 +214,13 @@ ConsumerFactory = Callable[[dict[str, Any]], ConsumerClient]
 class _Progress:
     """The counters of Kafka's ``consume`` loop and what the client's callbacks saw."""
 
-    def __init__(self, start_ms: int) -> None:
-        self.start_ms = start_ms
+    def __init__(self) -> None:
+        self.start_ms = 0
         self.bytes = 0
         self.messages = 0
-        self.rebalance_ms = NOT_ASSIGNED
-        self.round_rebalance_ms = NOT_ASSIGNED
-        self.last_report_ms = start_ms
+        self.rebalance_ms = 0
+        self.round_rebalance_ms = 0
+        self.last_report_ms = 0
         self.last_bytes = 0
         self.last_messages = 0
         self.errors: set[str] = set()
@@ -202,6 +233,28 @@ class _Progress:
 
     def on_stats(self, text: str) -> None:
         self.last_stats = json.loads(text)
+
+
+class _RebalanceListener:
+    """Kafka's ``ConsumerPerfRebListener``: the time from the start, or from the last
+    revocation, to each assignment, added to the run's and the interval's rebalance time.
+    (Later Kafka, KAFKA-19617, counts only an assignment to a consumer that holds no partition;
+    the two differ only for incremental rebalances, with ``cooperative-sticky`` asked for in
+    ``partition.assignment.strategy``: librdkafka's default assignors are eager and revoke every
+    partition first.)"""
+
+    def __init__(self, progress: _Progress, now_ns: NowNs) -> None:
+        self._progress = progress
+        self._now_ns = now_ns
+        self._join_start_ms = progress.start_ms
+
+    def on_revoke(self, partitions: list[TopicPartition]) -> None:
+        self._join_start_ms = self._now_ns() // NS_PER_MS
+
+    def on_assign(self, partitions: list[TopicPartition]) -> None:
+        elapsed_ms = self._now_ns() // NS_PER_MS - self._join_start_ms
+        self._progress.rebalance_ms += elapsed_ms
+        self._progress.round_rebalance_ms += elapsed_ms
 
 
 def run_consumer_perf(
@@ -219,7 +272,8 @@ def run_consumer_perf(
     if not options.hide_header and (options.show_detailed_stats or not options.json):
         header = DETAILED_CONSUMER_HEADER if options.show_detailed_stats else CONSUMER_HEADER
         print(header, file=lines, flush=True)
-    progress = _Progress(now_ns() // NS_PER_MS)
+    _check_topic(checked.topic)
+    progress = _Progress()
     settings: dict[str, Any] = dict(
         checked.librdkafka, error_cb=progress.on_error, logger=librdkafka_logger(err)
     )
@@ -227,6 +281,9 @@ def run_consumer_perf(
         settings |= {"statistics.interval.ms": STATS_INTERVAL_MS, "stats_cb": progress.on_stats}
     consumer = create(settings)
     try:
+        progress.start_ms = now_ns() // NS_PER_MS
+        listener = _RebalanceListener(progress, now_ns)
+        consumer.subscribe(checked.topic, listener.on_assign, listener.on_revoke)
         timed_out = _consume(options, checked, consumer, progress, now_ns, dates, lines, err)
         end_ms = now_ns() // NS_PER_MS
         if options.print_metrics and progress.last_stats is None:
@@ -249,6 +306,15 @@ def run_consumer_perf(
     return 0
 
 
+def _check_topic(topic: str) -> None:
+    """Refuse, as the Java consumer does, a topic Kafka could not hold (librdkafka would take
+    ``^...`` as a regular expression, and look any other such name up in vain)."""
+    if not topic.strip():
+        raise PerfTestError(BLANK_TOPIC)
+    if invalid_topic_reason(topic) is not None:
+        raise PerfTestError(f"Invalid topics: [{topic}]")
+
+
 def _consume(
     options: ConsumerPerfOptions,
     checked: CheckedOptions,
@@ -259,15 +325,9 @@ def _consume(
     lines: TextIO,
     err: TextIO,
 ) -> bool:
-    """Kafka's ``consume`` loop, after assigning the topic's partitions; whether it stopped
-    on ``--timeout``."""
-    last_consumed_ms = now_ms = progress.start_ms
-    is_assigned = False
+    """Kafka's ``consume`` loop, once subscribed; whether it stopped on ``--timeout``."""
+    last_consumed_ms = now_ms = progress.last_report_ms = now_ns() // NS_PER_MS
     while progress.messages < checked.messages and now_ms - last_consumed_ms <= options.timeout_ms:
-        if not is_assigned:
-            is_assigned = _assign(options, checked, consumer, progress, now_ns)
-            now_ms = now_ns() // NS_PER_MS
-            continue
         batch = consumer.consume(checked.batch, POLL_TIMEOUT_S)
         now_ms = now_ns() // NS_PER_MS
         records = [m for m in batch if _is_record(m, progress, err)]
@@ -282,29 +342,11 @@ def _consume(
             if now_ms - progress.last_report_ms >= checked.reporting_interval_ms:
                 if options.show_detailed_stats:
                     print(_progress_line(progress, now_ms, dates), file=lines, flush=True)
-                progress.round_rebalance_ms = NOT_ASSIGNED
+                progress.round_rebalance_ms = 0
                 progress.last_report_ms = now_ms
                 progress.last_messages = progress.messages
                 progress.last_bytes = progress.bytes
     return progress.messages < checked.messages
-
-
-def _assign(
-    options: ConsumerPerfOptions,
-    checked: CheckedOptions,
-    consumer: ConsumerClient,
-    progress: _Progress,
-    now_ns: NowNs,
-) -> bool:
-    """Assign every partition of the topic once the cluster knows it (else wait a poll)."""
-    partitions = consumer.partitions(checked.topic, METADATA_TIMEOUT_S)
-    if not partitions:
-        consumer.serve(POLL_TIMEOUT_S)
-        return False
-    consumer.assign(checked.topic, partitions, from_latest=options.from_latest)
-    progress.rebalance_ms = now_ns() // NS_PER_MS - progress.start_ms
-    progress.round_rebalance_ms = progress.rebalance_ms
-    return True
 
 
 def _is_record(message: Any, progress: _Progress, err: TextIO) -> bool:

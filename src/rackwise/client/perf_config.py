@@ -16,13 +16,19 @@ Constraints
       ``delivery.timeout.ms`` (120000), ``max.in.flight.requests.per.connection`` (5) and
       ``enable.idempotence`` (true unless ``acks``, ``retries`` or
       ``max.in.flight.requests.per.connection`` rule it out and it was not set, as
-      ``ProducerConfig`` decides); the consumer's ``enable.auto.commit`` is false, since this
-      consumer joins no group.
+      ``ProducerConfig`` decides). The consumer keeps librdkafka's ``enable.auto.commit``
+      (true, as the Java consumer's), so a second run with the same ``--group`` resumes where
+      the first one committed, as against Kafka.
     * Transactions are refused (``transactional.id``): the brokers have no transaction
       coordinator.
     * Keys the tool decides itself are accepted and dropped: the serializers and
-      deserializers (records are bytes), ``partition.assignment.strategy`` (no group), and the
-      consumer's ``max.poll.records`` is the batch size of each ``consume()`` call.
+      deserializers (records are bytes), and the consumer's ``max.poll.records`` is the batch
+      size of each ``consume()`` call.
+    * ``partition.assignment.strategy`` takes the Java class names of the assignors librdkafka
+      also has (``RangeAssignor``, ``RoundRobinAssignor``, ``CooperativeStickyAssignor``, with
+      or without their package) and gives librdkafka its names for them (``range``,
+      ``roundrobin``, ``cooperative-sticky``); another class (the eager ``StickyAssignor``, a
+      plug-in) is refused, naming it.
 
 Algorithm
     :func:`parse_props_args` reads ``--producer-props`` as Kafka's ``readProps`` does (each
@@ -59,7 +65,6 @@ ENABLE_IDEMPOTENCE: Final = "enable.idempotence"
 COMPRESSION_TYPE: Final = "compression.type"
 BUFFER_MEMORY: Final = "buffer.memory"
 MAX_POLL_RECORDS: Final = "max.poll.records"
-ENABLE_AUTO_COMMIT: Final = "enable.auto.commit"
 
 DEFAULT_PRODUCER_CLIENT_ID: Final = "perf-producer-client"
 DEFAULT_CONSUMER_CLIENT_ID: Final = "perf-consumer-client"
@@ -145,9 +150,18 @@ COMPRESSION_LEVEL_KEYS: Final = MappingProxyType(
 )
 """The Java producer's per-codec levels (KIP-390) -> the codec they apply to."""
 PRODUCER_DROPPED: Final = frozenset({"key.serializer", "value.serializer"})
+ASSIGNMENT_STRATEGY: Final = "partition.assignment.strategy"
 CONSUMER_DROPPED: Final = frozenset(
-    {"key.deserializer", "value.deserializer", "partition.assignment.strategy", MAX_POLL_RECORDS}
+    {"key.deserializer", "value.deserializer", ASSIGNMENT_STRATEGY, MAX_POLL_RECORDS}
 )
+JAVA_ASSIGNORS: Final = MappingProxyType(
+    {
+        "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+        "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
+    }
+)
+"""The Java consumer's assignors that librdkafka also has, by class name -> librdkafka name."""
 JAVA_PRODUCER_DEFAULTS: Final = MappingProxyType(
     {
         "batch.size": "16384",
@@ -235,6 +249,22 @@ def librdkafka_producer_config(java: Mapping[str, str]) -> dict[str, str]:
     return config
 
 
+def _assignors(text: str) -> str:
+    """librdkafka's ``partition.assignment.strategy`` for the Java consumer's list of class
+    names (short names, as the Java client's simple class names, are taken too)."""
+    by_simple_name = {name.rsplit(".", 1)[1]: value for name, value in JAVA_ASSIGNORS.items()}
+    chosen = []
+    for item in (part.strip() for part in text.split(",")):
+        found = JAVA_ASSIGNORS.get(item) or by_simple_name.get(item)
+        if found is None:
+            raise ClientConfigException(
+                f"Invalid value {item} for configuration {ASSIGNMENT_STRATEGY}: librdkafka has "
+                f"no such assignor (it has {', '.join(JAVA_ASSIGNORS)})"
+            )
+        chosen.append(found)
+    return ",".join(chosen)
+
+
 def librdkafka_consumer_config(java: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """The librdkafka settings of the Java consumer settings ``java``, and the number of
     records to take per ``consume()`` call (``max.poll.records``)."""
@@ -242,7 +272,8 @@ def librdkafka_consumer_config(java: Mapping[str, str]) -> tuple[dict[str, str],
     _require_bootstrap(java)
     config = {CONSUMER_KEYS[key]: value for key, value in java.items() if key in CONSUMER_KEYS}
     config.setdefault(CLIENT_ID, DEFAULT_CONSUMER_CLIENT_ID)
-    config.setdefault(ENABLE_AUTO_COMMIT, "false")
+    if ASSIGNMENT_STRATEGY in java:
+        config[ASSIGNMENT_STRATEGY] = _assignors(java[ASSIGNMENT_STRATEGY])
     text = java.get(MAX_POLL_RECORDS, str(DEFAULT_MAX_POLL_RECORDS)).strip()
     if not text.isdigit() or int(text) < 1:
         raise ClientConfigException(

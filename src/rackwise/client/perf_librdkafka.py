@@ -6,16 +6,17 @@ and its log lines each printed once.
 Constraints
     confluent-kafka is imported only when a client is made, so the rest of the command line
     never pays for it and its absence is one error line. librdkafka raises ``KafkaException``
-    from ``produce``, ``poll``, ``flush`` and ``consume`` after a fatal error; here that is a
-    :class:`PerfTestError` naming librdkafka's error. ``BufferError`` (a full local queue)
-    passes through: the producer's loop waits it out.
+    from ``produce``, ``poll``, ``flush`` and ``consume`` after a fatal error, and from
+    ``subscribe`` for a subscription it refuses; here that is a :class:`PerfTestError` naming
+    librdkafka's error. ``BufferError`` (a full local queue) passes through: the producer's
+    loop waits it out.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, Final, TextIO
 
 from rackwise.common import RackwiseError
@@ -121,19 +122,28 @@ class ConfluentConsumer:
         except Exception as e:  # librdkafka refuses a setting: KafkaException, ValueError
             raise PerfTestError(f"librdkafka refused the consumer settings: {e}") from None
 
-    def partitions(self, topic: str, timeout_s: float) -> list[int]:
-        try:
-            metadata = self._consumer.list_topics(topic, timeout=timeout_s)
-        except self._kafka.KafkaException:
-            return []
-        found = metadata.topics.get(topic)
-        if found is None or found.error is not None:
-            return []
-        return sorted(found.partitions)
+    def subscribe(
+        self,
+        topic: str,
+        on_assign: Callable[[list[tuple[str, int]]], None],
+        on_revoke: Callable[[list[tuple[str, int]]], None],
+    ) -> None:
+        """Join ``--group`` for ``topic``; each rebalance calls ``on_assign`` / ``on_revoke``
+        (from within :meth:`consume` or :meth:`serve`) with its partitions as (topic,
+        partition). confluent-kafka assigns them itself after ``on_assign`` returns, and calls
+        ``on_revoke`` for partitions lost too, as the Java consumer's default
+        ``onPartitionsLost`` does."""
 
-    def assign(self, topic: str, partitions: Sequence[int], *, from_latest: bool) -> None:
-        offset = self._kafka.OFFSET_END if from_latest else self._kafka.OFFSET_BEGINNING
-        self._consumer.assign([self._kafka.TopicPartition(topic, p, offset) for p in partitions])
+        def assigned(_: Any, partitions: list[Any]) -> None:
+            on_assign([(p.topic, p.partition) for p in partitions])
+
+        def revoked(_: Any, partitions: list[Any]) -> None:
+            on_revoke([(p.topic, p.partition) for p in partitions])
+
+        try:
+            self._consumer.subscribe([topic], on_assign=assigned, on_revoke=revoked)
+        except self._kafka.KafkaException as e:
+            raise client_failure("consumer", e) from None
 
     def consume(self, num_messages: int, timeout_s: float) -> list[Any]:
         try:

@@ -72,6 +72,8 @@ OFFSETS_TOPIC_REPLICATION_FACTOR: Final = "offsets.topic.replication.factor"
 OFFSETS_TOPIC_SEGMENT_BYTES: Final = "offsets.topic.segment.bytes"
 OFFSET_METADATA_MAX_BYTES: Final = "offset.metadata.max.bytes"
 OFFSETS_COMMIT_TIMEOUT_MS: Final = "offsets.commit.timeout.ms"
+OFFSETS_RETENTION_MINUTES: Final = "offsets.retention.minutes"
+OFFSETS_RETENTION_CHECK_INTERVAL_MS: Final = "offsets.retention.check.interval.ms"
 GROUP_MIN_SESSION_TIMEOUT_MS: Final = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION_TIMEOUT_MS: Final = "group.max.session.timeout.ms"
 GROUP_INITIAL_REBALANCE_DELAY_MS: Final = "group.initial.rebalance.delay.ms"
@@ -99,6 +101,8 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     OFFSETS_TOPIC_SEGMENT_BYTES: (104_857_600, 1),
     OFFSET_METADATA_MAX_BYTES: (4_096, 0),
     OFFSETS_COMMIT_TIMEOUT_MS: (5_000, 1),
+    OFFSETS_RETENTION_MINUTES: (10_080, 1),
+    OFFSETS_RETENTION_CHECK_INTERVAL_MS: (600_000, 1),
     GROUP_MIN_SESSION_TIMEOUT_MS: (6_000, 0),
     GROUP_MAX_SESSION_TIMEOUT_MS: (1_800_000, 0),
     GROUP_INITIAL_REBALANCE_DELAY_MS: (3_000, 0),
@@ -144,6 +148,8 @@ class DataPathConfig:
     offsets_topic_segment_bytes: int
     offset_metadata_max_bytes: int
     offsets_commit_timeout_ms: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
     group_min_session_timeout_ms: int
     group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int

@@ -53,10 +53,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
+from rackwise.groups.classic import EMPTY
+from rackwise.groups.expiry import deleted_topics, expired
 from rackwise.groups.offsets import (
     OFFSETS_TOPIC,
     GroupOffsets,
@@ -134,6 +137,10 @@ class GroupCoordinator:
         """Loop time before which ``__consumer_offsets`` is not asked for again."""
         self.membership = GroupMembership(config, self.append)
         """The classic groups' members, over the same partitions."""
+        self._known_topics: Mapping[uuid.UUID, Any] | None = None
+        """The image's topics when last looked at, to see which were deleted."""
+        self._expiry: asyncio.TimerHandle | None = None
+        self._cleanups: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
         for task in list(self._loading.values()):
@@ -142,6 +149,10 @@ class GroupCoordinator:
             with contextlib.suppress(BaseException):
                 await task
         self._loading.clear()
+        if self._expiry is not None:
+            self._expiry.cancel()
+        for task in list(self._cleanups):
+            task.cancel()
         await self.membership.close()
 
     def find(self, key_type: int, key: str) -> tuple[int, dict[str, Any]]:
@@ -201,6 +212,75 @@ class GroupCoordinator:
                 self.partition_state(index)
         for index in [i for i in self._states if not self._leads(i)]:
             self._drop(index)
+        self._follow_topic_deletions()
+        if self._expiry is None:
+            self._schedule_expiry()
+
+    # ---- what the coordinator removes on its own ------------------------------------------
+
+    def _follow_topic_deletions(self) -> None:
+        """Offsets of a topic deleted since the last image go too (Kafka's
+        ``onPartitionsDeleted``)."""
+        topics = self.image().topics_by_id
+        before, self._known_topics = self._known_topics, topics
+        if before is None or before is topics:
+            return
+        gone = sorted(t.name for topic_id, t in before.items() if topic_id not in topics)
+        if gone:
+            self._spawn(self._remove_topics(gone))
+
+    async def _remove_topics(self, names: list[str]) -> None:
+        for index, (_, state) in list(self._states.items()):
+            records = deleted_topics(state, names)
+            if records:
+                code = await self.append(index, records, state)
+                LOG.info(
+                    "%s-%d: %s the offsets of %d partitions of deleted topics %s",
+                    OFFSETS_TOPIC,
+                    index,
+                    "removed" if code == NONE else f"failed (error {code}) to remove",
+                    len(records),
+                    ", ".join(names),
+                )
+
+    def _schedule_expiry(self) -> None:
+        def run() -> None:
+            self._spawn(self._expire())
+            self._schedule_expiry()
+
+        interval_s = self.config.offsets_retention_check_interval_ms / 1000
+        self._expiry = asyncio.get_running_loop().call_later(interval_s, run)
+
+    async def _expire(self) -> None:
+        """Every ``offsets.retention.check.interval.ms``: the expired offsets and the groups
+        left with nothing, of each partition led here (:mod:`rackwise.groups.expiry`)."""
+        now_ms = int(time.time() * 1000)
+        retention_ms = self.config.offsets_retention_minutes * 60_000
+        for index, (_, state) in list(self._states.items()):
+            live = self.membership.live_groups(index, state)
+            records, gone = expired(state, live, now_ms, retention_ms)
+            if not records:
+                continue
+            code = await self.append(index, records, state)
+            if code != NONE:
+                LOG.warning("%s-%d: expiring offsets failed (error %d)", OFFSETS_TOPIC, index, code)
+                continue
+            for group in gone:
+                still = live.get(group)
+                if still is None or (still.state == EMPTY and not still.members):
+                    self.membership.forget(index, state, group)
+            LOG.info(
+                "%s-%d: removed %d expired offsets and %d groups",
+                OFFSETS_TOPIC,
+                index,
+                len(records) - len(gone),
+                len(gone),
+            )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
 
     def _drop(self, index: int) -> None:
         """Forget partition ``index``'s state, and so its live groups."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -188,6 +188,10 @@ class GroupMembership:
         """The live classic group ``group_id`` of partition ``index`` (None if it has none)."""
         partition = self._partition(index, offsets)
         return partition.groups.get(group_id)
+
+    def live_groups(self, index: int, offsets: GroupOffsets) -> Mapping[str, ClassicGroup]:
+        """Partition ``index``'s live classic groups."""
+        return self._partition(index, offsets).groups
 
     def forget(self, index: int, offsets: GroupOffsets, group_id: str) -> None:
         """The group was deleted (DeleteGroups)."""
