@@ -385,15 +385,21 @@ class ClassicGroup:
                 return FENCED_INSTANCE_ID
         return NONE if member_id in self.members else UNKNOWN_MEMBER_ID
 
-    def heartbeat_error(self, member_id: str, instance_id: str | None, generation: int) -> int:
-        """The answer to a Heartbeat (Kafka's ``classicGroupHeartbeatToClassicGroup``)."""
+    def _generation_error(self, member_id: str, instance_id: str | None, generation: int) -> int:
+        """What a Heartbeat and a SyncGroup are refused with first: a Dead group, a member
+        that is not this group's, a generation that is not its."""
         if self.state == DEAD:
             return COORDINATOR_NOT_AVAILABLE
         code = self.member_error(member_id, instance_id)
+        if code == NONE and generation != self.generation:
+            return ILLEGAL_GENERATION
+        return code
+
+    def heartbeat_error(self, member_id: str, instance_id: str | None, generation: int) -> int:
+        """The answer to a Heartbeat (Kafka's ``classicGroupHeartbeatToClassicGroup``)."""
+        code = self._generation_error(member_id, instance_id, generation)
         if code != NONE:
             return code
-        if generation != self.generation:
-            return ILLEGAL_GENERATION
         if self.state == EMPTY:
             return UNKNOWN_MEMBER_ID
         if self.state == PREPARING_REBALANCE:
@@ -409,13 +415,9 @@ class ClassicGroup:
         protocol_name: str | None,
     ) -> int:
         """Kafka's ``validateSyncGroup``, then REBALANCE_IN_PROGRESS while preparing one."""
-        if self.state == DEAD:
-            return COORDINATOR_NOT_AVAILABLE
-        code = self.member_error(member_id, instance_id)
+        code = self._generation_error(member_id, instance_id, generation)
         if code != NONE:
             return code
-        if generation != self.generation:
-            return ILLEGAL_GENERATION
         if (protocol_type is not None and protocol_type != self.protocol_type) or (
             protocol_name is not None and protocol_name != self.protocol_name
         ):

@@ -255,12 +255,9 @@ class GroupMembership:
         request: JoinRequest,
         waiter: asyncio.Future[dict[str, Any]],
     ) -> None:
-        names = [name for name, _ in request.protocols]
-        if group.state == DEAD:
-            waiter.set_result(join_answer(COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER))
-            return
-        if not group.supports_protocols(request.protocol_type, names):
-            waiter.set_result(join_answer(INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER))
+        refused = _join_refusal(group, request)
+        if refused != NONE:
+            waiter.set_result(join_answer(refused, UNKNOWN_MEMBER))
             return
         member_id = generate_member_id(request.client_id, request.instance_id)
         if request.instance_id is not None:
@@ -271,7 +268,7 @@ class GroupMembership:
                 self._replace_static(partition, group, request, old, member_id, waiter)
         elif request.version >= 4:
             group.pending_join.add(member_id)
-            self._schedule_pending(partition, group, member_id, request.session_timeout_ms)
+            self._schedule_session(partition, group, member_id, request.session_timeout_ms)
             waiter.set_result(join_answer(MEMBER_ID_REQUIRED, member_id))
         else:
             self._add_member(partition, group, request, member_id, waiter)
@@ -284,12 +281,9 @@ class GroupMembership:
         waiter: asyncio.Future[dict[str, Any]],
     ) -> None:
         member_id = request.member_id
-        names = [name for name, _ in request.protocols]
-        if group.state == DEAD:
-            waiter.set_result(join_answer(COORDINATOR_NOT_AVAILABLE, member_id))
-            return
-        if not group.supports_protocols(request.protocol_type, names):
-            waiter.set_result(join_answer(INCONSISTENT_GROUP_PROTOCOL, member_id))
+        refused = _join_refusal(group, request)
+        if refused != NONE:
+            waiter.set_result(join_answer(refused, member_id))
             return
         if member_id in group.pending_join:
             self._add_member(partition, group, request, member_id, waiter)
@@ -770,18 +764,13 @@ class GroupMembership:
     def _schedule_heartbeat(
         self, partition: _Partition, group: ClassicGroup, member: Member, timeout_ms: int
     ) -> None:
-        member_id = member.member_id
-        self._at(
-            ("heartbeat", group.group_id, member_id),
-            timeout_ms,
-            partition,
-            group,
-            lambda: self._expire_member(partition, group, member_id),
-        )
+        self._schedule_session(partition, group, member.member_id, timeout_ms)
 
-    def _schedule_pending(
+    def _schedule_session(
         self, partition: _Partition, group: ClassicGroup, member_id: str, timeout_ms: int
     ) -> None:
+        """Expire ``member_id`` (a member, or a pending one) ``timeout_ms`` from now unless
+        this is called again for it first."""
         self._at(
             ("heartbeat", group.group_id, member_id),
             timeout_ms,
@@ -872,6 +861,17 @@ class GroupMembership:
     def _cancel_group_timers(self, group_id: str) -> None:
         for key in [k for k in self._timers if k[1] == group_id]:
             self._cancel(key)
+
+
+def _join_refusal(group: ClassicGroup, request: JoinRequest) -> int:
+    """COORDINATOR_NOT_AVAILABLE for a Dead group, INCONSISTENT_GROUP_PROTOCOL for a member
+    that shares no protocol with it, else NONE."""
+    if group.state == DEAD:
+        return COORDINATOR_NOT_AVAILABLE
+    names = [name for name, _ in request.protocols]
+    if not group.supports_protocols(request.protocol_type, names):
+        return INCONSISTENT_GROUP_PROTOCOL
+    return NONE
 
 
 def _complete(waiter: asyncio.Future[dict[str, Any]] | None, answer: dict[str, Any]) -> None:
