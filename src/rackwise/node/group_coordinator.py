@@ -33,6 +33,10 @@ Constraints
       it.
     * Clients may not write to ``__consumer_offsets`` themselves (INVALID_TOPIC_EXCEPTION, as
       Kafka; :mod:`rackwise.node.data_apis`).
+    * The coordinator writes tombstones of its own (:mod:`rackwise.groups.expiry`): every
+      ``offsets.retention.check.interval.ms`` for the expired offsets and emptied groups of
+      each partition led here, and, when an image no longer has a topic (by id), for that
+      topic's offsets in every group of those partitions.
 
 Algorithm
     :meth:`GroupCoordinator.state` maps a group to its partition and that partition to its
