@@ -283,7 +283,8 @@ async def _describe(
     }
     if state is None:
         return answer
-    if not state.has_group(group):
+    classic = _classic(coordinator, index, state, group)
+    if classic is None and not state.has_group(group):
         # KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND; before, a Dead one.
         answer["group_state"] = DEAD
         if version >= 6:
@@ -291,7 +292,6 @@ async def _describe(
             answer["error_message"] = f"Group {group} not found."
         return answer
     answer["group_state"] = EMPTY
-    classic = _classic(coordinator, index, state, group)
     if classic is not None:
         stable = classic.state == STABLE and classic.protocol_name is not None
         answer["group_state"] = classic.state
@@ -338,9 +338,9 @@ async def _delete_group(coordinator: GroupCoordinator, group: str) -> int:
     )
     if code != NONE or state is None:
         return code
-    if not state.has_group(group):
-        return GROUP_ID_NOT_FOUND
     classic = _classic(coordinator, index, state, group)
+    if classic is None and not state.has_group(group):
+        return GROUP_ID_NOT_FOUND
     if classic is not None and classic.state != EMPTY_STATE:
         return NON_EMPTY_GROUP
     code = await coordinator.append(index, state.deletion(group), state)
@@ -361,9 +361,9 @@ async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Any:
         code, state, index = (
             (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
         )
-        if state is not None and not state.has_group(group):
-            code = GROUP_ID_NOT_FOUND
         classic = None if state is None else _classic(coordinator, index, state, group)
+        if state is not None and classic is None and not state.has_group(group):
+            code = GROUP_ID_NOT_FOUND
         if code == NONE and classic is not None and classic.state != EMPTY_STATE:
             if classic.protocol_type != "consumer":
                 code = NON_EMPTY_GROUP

@@ -338,8 +338,9 @@ class GroupCoordinator:
             code, state = self.partition_state(index)
             if code == COORDINATOR_LOAD_IN_PROGRESS:
                 return code, []
-            if state is not None:
-                groups.extend(state.groups())
+            if state is not None:  # a live group whose first record is still on its way too
+                live = self.membership.live_groups(index, state)
+                groups.extend(set(state.groups()) | set(live))
         return NONE, groups
 
     async def _load(self, index: int, epoch: int) -> None:
