@@ -120,9 +120,9 @@ def test_api_versions_with_a_malformed_software_name_is_invalid_request() -> Non
             "Error parsing request header. Our best guess of the apiKey is: 4242",
         ),
         (
-            encode_request_header(11, 9, 9, "c", 2),
+            encode_request_header(24, 4, 9, "c", 2),  # AddPartitionsToTxn: no transactions
             Listener.BROKER,
-            "Received request api key JOIN_GROUP with version 9 which is not enabled",
+            "Received request api key ADD_PARTITIONS_TO_TXN with version 4 which is not enabled",
         ),
         (
             encode_request_header(0, 2, 9, "c", 1),
