@@ -29,6 +29,10 @@ SUBCOMMANDS = {
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
     "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
+    "consumer-groups": (
+        "rackwise.cli.consumer_groups",
+        "list, describe, delete and reset consumer groups (kafka-consumer-groups)",
+    ),
     "metadata-quorum": (
         "rackwise.cli.metadata_quorum",
         "describe the controller quorum (kafka-metadata-quorum)",

@@ -1,0 +1,130 @@
+"""The :class:`~rackwise.client.groups.Transport` of the command line: rackwise's own
+``KafkaConnection`` (:mod:`rackwise.net`), one connection per broker address, opened on first
+use with its API versions negotiated, closed together at the end.
+
+A request to no particular node goes to the first bootstrap server that accepts a
+connection. A connection that fails is dropped and its error becomes a retriable
+:class:`~rackwise.client.groups.GroupsError` (NETWORK_EXCEPTION, or REQUEST_TIMED_OUT), so
+the caller's retries open it again; a broker that speaks no version of an API in the range
+asked for is UNSUPPORTED_VERSION, named with the address and the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from rackwise.cli._servers import check_bootstrap_servers
+from rackwise.client.groups import GroupsError, Node
+from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
+from rackwise.protocol import ApiKey, ProtocolError
+
+NETWORK_EXCEPTION: Final = 13
+REQUEST_TIMED_OUT: Final = 7
+UNSUPPORTED_VERSION: Final = 35
+NO_VERSIONS: Final = (0, -1)
+
+
+def bootstrap_addresses(text: str) -> list[tuple[str, int]]:
+    """``--bootstrap-server`` as addresses, once Kafka's checks pass (``[::1]:9092`` too)."""
+    check_bootstrap_servers(text)
+    addresses = []
+    for entry in (e.strip() for e in text.split(",")):
+        if entry:
+            host, _, port = entry.split("://")[-1].rpartition(":")
+            addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+class Connections:
+    """Connections to a cluster's brokers, by address (see the module docstring)."""
+
+    def __init__(
+        self, bootstrap: str, *, timeout_s: float, client_id: str = "rackwise-consumer-groups"
+    ) -> None:
+        self.bootstrap = bootstrap_addresses(bootstrap)
+        self.timeout_s = timeout_s
+        self.client_id = client_id
+        self._open: dict[tuple[str, int], KafkaConnection] = {}
+
+    async def _connection(self, address: tuple[str, int]) -> KafkaConnection:
+        connection = self._open.get(address)
+        if connection is not None and not connection.is_closed:
+            return connection
+        try:
+            connection = await KafkaConnection.connect(
+                *address,
+                timeout_s=self.timeout_s,
+                client_id=self.client_id,
+                request_timeout_s=self.timeout_s,
+            )
+            try:
+                await connection.negotiate_versions(timeout_s=self.timeout_s)
+            except BaseException:
+                await connection.close()
+                raise
+        except NetworkException as e:
+            raise _network_error(e) from None
+        self._open[address] = connection
+        return connection
+
+    async def _any(self) -> KafkaConnection:
+        for address in self._open:
+            if not self._open[address].is_closed:
+                return self._open[address]
+        failure: GroupsError | None = None
+        for address in self.bootstrap:
+            try:
+                return await self._connection(address)
+            except GroupsError as e:
+                failure = e
+        assert failure is not None  # bootstrap_addresses returns at least one
+        raise failure
+
+    async def send(
+        self,
+        node: Node | None,
+        api_key: int,
+        values: Mapping[str, Any],
+        *,
+        min_version: int = 0,
+        max_version: int | None = None,
+    ) -> Any:
+        connection = await (
+            self._any() if node is None else self._connection((node.host, node.port))
+        )
+        host, port = connection.address
+        low, _ = connection.api_versions.get(api_key, NO_VERSIONS)
+        try:
+            version = connection.version_for(api_key)
+        except ProtocolError:
+            version = -1
+        if max_version is not None:
+            version = min(version, max_version)
+        if version < max(low, min_version):
+            raise GroupsError(
+                UNSUPPORTED_VERSION,
+                f"{host}:{port} does not support {_api_name(api_key)} v{min_version} or later",
+            )
+        try:
+            return await connection.request(api_key, dict(values), version=version)
+        except NetworkException as e:
+            self._open.pop((host, port), None)
+            raise _network_error(e) from None
+
+    async def close(self) -> None:
+        for connection in self._open.values():
+            await connection.close()
+        self._open.clear()
+
+
+def _network_error(error: NetworkException) -> GroupsError:
+    code = REQUEST_TIMED_OUT if isinstance(error, RequestTimedOutException) else NETWORK_EXCEPTION
+    return GroupsError(code, str(error))
+
+
+def _api_name(api_key: int) -> str:
+    try:
+        return "".join(word.capitalize() for word in ApiKey(api_key).name.split("_"))
+    except ValueError:
+        return f"API {api_key}"
