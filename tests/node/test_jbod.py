@@ -321,9 +321,13 @@ def test_a_broker_killed_in_a_move_completes_it_after_restart(tmp_path: Path) ->
 
 
 def _fail(directory: str) -> None:
-    """A disk gone: the directory replaced by a file (permission bits stop no root process)."""
-    shutil.rmtree(directory)
+    """A disk gone: the directory replaced by a file (permission bits stop no root process).
+    It is renamed away first, at once, so that a checkpoint or segment the broker creates
+    meanwhile cannot land in it while it is being removed."""
+    gone = f"{directory}.gone"
+    os.rename(directory, gone)
     Path(directory).write_text("failed disk\n")
+    shutil.rmtree(gone)
 
 
 def _leader_and_isr(bootstrap: str, topic: str) -> tuple[int, list[int]]:
