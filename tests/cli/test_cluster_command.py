@@ -6,21 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from rackwise.node.cluster import is_running
-
-
-def _rackwise(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", "cluster", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+from tests.command_line import rackwise
 
 
 def _config(directory: Path, node: dict[str, object]) -> Path:
@@ -28,7 +17,7 @@ def _config(directory: Path, node: dict[str, object]) -> Path:
 
 
 def test_a_rack_count_unlike_the_broker_count_is_one_line(tmp_path: Path) -> None:
-    result = _rackwise("up", "--brokers", "3", "--racks", "/a,/b", "--dir", str(tmp_path))
+    result = rackwise("cluster", "up", "--brokers", "3", "--racks", "/a,/b", "--dir", str(tmp_path))
     assert result.returncode == 1
     assert result.stderr == (
         "error: --racks names 2 racks but --brokers is 3: give one rack per broker\n"
@@ -37,13 +26,17 @@ def test_a_rack_count_unlike_the_broker_count_is_one_line(tmp_path: Path) -> Non
 
 def test_a_typo_writes_nothing_and_the_corrected_command_is_not_refused(tmp_path: Path) -> None:
     directory = tmp_path / "c"
-    typo = _rackwise("up", "--brokers", "1", "--placer", "multilevel", "--dir", str(directory))
+    typo = rackwise(
+        "cluster", "up", "--brokers", "1", "--placer", "multilevel", "--dir", str(directory)
+    )
     assert typo.returncode == 1
     assert typo.stderr.startswith(
         "error: --placer multilevel: Unknown replica placer 'multilevel': expected one of "
     )
     assert not directory.exists()
-    rack = _rackwise("up", "--brokers", "1", "--racks", "dc1//r1", "--dir", str(directory))
+    rack = rackwise(
+        "cluster", "up", "--brokers", "1", "--racks", "dc1//r1", "--dir", str(directory)
+    )
     assert rack.stderr == (
         "error: --racks: broker 1's rack 'dc1//r1' is not a path: empty component (a doubled "
         "or trailing '/')\n"
@@ -53,7 +46,9 @@ def test_a_typo_writes_nothing_and_the_corrected_command_is_not_refused(tmp_path
 
 def test_up_restarts_a_killed_broker_and_down_stops_all(tmp_path: Path) -> None:
     directory = tmp_path / "c"
-    first = _rackwise("up", "--brokers", "2", "--racks", "/dc1/r1,/dc2/r1", "--dir", str(directory))
+    first = rackwise(
+        "cluster", "up", "--brokers", "2", "--racks", "/dc1/r1,/dc2/r1", "--dir", str(directory)
+    )
     try:
         assert first.returncode == 0, first.stderr
         assert "brokers registered and unfenced: 2/2" in first.stderr
@@ -69,7 +64,7 @@ def test_up_restarts_a_killed_broker_and_down_stops_all(tmp_path: Path) -> None:
 
         victim = nodes[2]
         os.kill(victim["pid"], signal.SIGKILL)
-        second = _rackwise("up", "--dir", str(directory), "--json")
+        second = rackwise("cluster", "up", "--dir", str(directory), "--json")
         assert second.returncode == 0, second.stderr
         again = json.loads(second.stdout)["nodes"]
         assert [n["port"] for n in again] == [n["port"] for n in nodes]
@@ -77,7 +72,7 @@ def test_up_restarts_a_killed_broker_and_down_stops_all(tmp_path: Path) -> None:
         assert again[2]["pid"] != victim["pid"]
         assert is_running(again[2]["pid"], _config(directory, again[2]))
     finally:
-        down = _rackwise("down", "--dir", str(directory))
+        down = rackwise("cluster", "down", "--dir", str(directory))
     assert down.returncode == 0, down.stderr
     assert down.stdout.splitlines() == [  # in the order they were stopped
         f"broker-1 (pid {again[1]['pid']}): stopped",

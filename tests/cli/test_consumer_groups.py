@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -38,6 +36,7 @@ from rackwise.client.groups import (
 from rackwise.common import TopicPartition as T
 from rackwise.formats import consumer_groups as tables
 from rackwise.protocol import ApiKey, make, response_class
+from tests.command_line import rackwise
 
 BOOTSTRAP = ("--bootstrap-server", "127.0.0.1:1")
 
@@ -838,29 +837,17 @@ def test_reset_delete_and_delete_offsets_report_as_kafka_does(
 # ---- against a real cluster ---------------------------------------------------------------
 
 
-def _rackwise(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
-
-
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("groups-cluster")
-    up = _rackwise(
-        "cluster", "up", "--brokers", "2", "--dir", str(directory), "--json", timeout=120
-    )
+    up = rackwise("cluster", "up", "--brokers", "2", "--dir", str(directory), "--json", timeout=120)
     try:
         assert up.returncode == 0, up.stderr
         nodes = json.loads(up.stdout)["nodes"]
         yield ",".join(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "broker")
     finally:
         if (directory / "cluster.json").exists():
-            _rackwise("cluster", "down", "--dir", str(directory))
+            rackwise("cluster", "down", "--dir", str(directory))
 
 
 class Ran:
@@ -880,7 +867,7 @@ def test_a_live_group_is_listed_described_reset_and_deleted(
     from confluent_kafka import TopicPartition as CkTopicPartition
 
     topic, group = f"cg-{uuid.uuid4().hex[:6]}", f"billing-{uuid.uuid4().hex[:6]}"
-    created = _rackwise(
+    created = rackwise(
         "topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
         "--partitions", "3", "--replication-factor", "2",
     )  # fmt: skip

@@ -6,8 +6,6 @@ brokers show an override in their ``server.properties`` and in DescribeConfigs."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,20 +27,11 @@ from rackwise.node.config import (
     overrides_for_role,
     parse_overrides,
 )
+from tests.command_line import rackwise
 
 CONTROLLER = NodeSpec(3000, "controller", "127.0.0.1", 9093)
 BROKER = NodeSpec(1, "broker", "127.0.0.1", 9092, "/dc1/r1")
 BOTH = frozenset({BROKER_ROLE, CONTROLLER_ROLE})
-
-
-def _rackwise(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
 
 
 def _write_node(tmp_path: Path, node: NodeSpec) -> Path:
@@ -137,16 +126,16 @@ def test_an_override_wins_over_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("role", ["broker", "controller"])
 def test_a_stray_argument_is_refused_as_kafka_does(tmp_path: Path, role: str) -> None:
     config = _write_node(tmp_path, BROKER if role == "broker" else CONTROLLER)
-    result = _rackwise(role, "start", "--config", str(config), "--override", "a=1", "b=2")
+    result = rackwise(role, "start", "--config", str(config), "--override", "a=1", "b=2")
     assert result.returncode == 1
     assert result.stderr == "error: Found non argument parameters: b=2\n"
-    missing = _rackwise(role, "start", "--config", str(config), "--override")
+    missing = rackwise(role, "start", "--config", str(config), "--override")
     assert missing.stderr == "error: Option override requires an argument\n"
 
 
 def test_broker_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
     config = _write_node(tmp_path, BROKER)
-    result = _rackwise("broker", "start", "--config", str(config), "--override", "node.id=abc")
+    result = rackwise("broker", "start", "--config", str(config), "--override", "node.id=abc")
     assert result.returncode == 1
     assert result.stderr == (
         "error: Invalid value abc for configuration node.id: Not a number of type INT\n"
@@ -155,7 +144,7 @@ def test_broker_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
 
 def test_controller_start_applies_an_override_over_the_file(tmp_path: Path) -> None:
     config = _write_node(tmp_path, CONTROLLER)
-    result = _rackwise(
+    result = rackwise(
         "controller", "start", "--config", str(config), "--override", "broker.rack=/dc1/r1"
     )
     assert result.returncode == 1
@@ -184,7 +173,7 @@ def test_cluster_up_refuses_a_bad_override_before_starting_anything(
     tmp_path: Path, override: str, message: str
 ) -> None:
     directory = tmp_path / "c"
-    result = _rackwise(
+    result = rackwise(
         "cluster", "up", "--brokers", "2", "--dir", str(directory), "--override", override
     )
     assert result.returncode == 1
@@ -198,7 +187,7 @@ def test_cluster_up_writes_overrides_and_brokers_report_them(tmp_path: Path) -> 
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
     directory = tmp_path / "c"
-    up = _rackwise(
+    up = rackwise(
         "cluster", "up", "--brokers", "2", "--dir", str(directory), "--json",
         "--override", "num.partitions=5",
         "--override", "metadata.log.segment.bytes=2097152",
@@ -221,14 +210,12 @@ def test_cluster_up_writes_overrides_and_brokers_report_them(tmp_path: Path) -> 
             entry = described["broker"][str(broker["id"])]["num.partitions"]
             assert (entry["value"], entry["config_source"]) == ("5", "STATIC_BROKER_CONFIG")
             assert "metadata.log.segment.bytes" not in described["broker"][str(broker["id"])]
-        again = _rackwise(
-            "cluster", "up", "--dir", str(directory), "--override", "num.partitions=6"
-        )
+        again = rackwise("cluster", "up", "--dir", str(directory), "--override", "num.partitions=6")
         assert again.returncode == 1
         config = directory.resolve() / "controller-3000" / "server.properties"
         assert again.stderr == (
             f"error: {config} sets num.partitions=5, not 6: edit it or use another --dir\n"
         )
     finally:
-        down = _rackwise("cluster", "down", "--dir", str(directory))
+        down = rackwise("cluster", "down", "--dir", str(directory))
     assert down.returncode == 0, down.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from rackwise.cli.main import main
 from rackwise.client.perf_output import CONSUMER_HEADER, DETAILED_CONSUMER_HEADER
+from tests.command_line import rackwise
 
 PRODUCER = ("producer-perf-test", "--topic", "t", "--num-records", "10", "--throughput", "-1")
 CONSUMER = ("consumer-perf-test", "--topic", "t", "--messages", "10")
@@ -97,31 +97,21 @@ def test_consumer_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 # ---- against a real cluster ----------------------------------------------------------------
 
 
-def _rackwise(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
-
-
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("perf-cluster")
-    up = _rackwise("cluster", "up", "--brokers", "2", "--dir", str(directory), "--json")
+    up = rackwise("cluster", "up", "--brokers", "2", "--dir", str(directory), "--json")
     try:
         assert up.returncode == 0, up.stderr
         nodes = json.loads(up.stdout)["nodes"]
         yield ",".join(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "broker")
     finally:
         if (directory / "cluster.json").exists():
-            _rackwise("cluster", "down", "--dir", str(directory))
+            rackwise("cluster", "down", "--dir", str(directory))
 
 
 def _create_topic(bootstrap: str, topic: str) -> None:
-    created = _rackwise(
+    created = rackwise(
         "topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
         "--partitions", "3", "--replication-factor", "2",
     )  # fmt: skip
@@ -131,7 +121,7 @@ def _create_topic(bootstrap: str, topic: str) -> None:
 def _produce(
     bootstrap: str, topic: str, records: int, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    return _rackwise(
+    return rackwise(
         "producer-perf-test", "--topic", topic, "--num-records", str(records),
         "--record-size", "100", "--throughput", "-1",
         "--producer-props", f"bootstrap.servers={bootstrap}", "delivery.timeout.ms=10000",
@@ -154,7 +144,7 @@ def test_records_produced_are_consumed_back(bootstrap: str) -> None:
     assert more.returncode == 0, more.stderr
     assert json.loads(more.stdout)["records_sent"] == 500
 
-    consumed = _rackwise(
+    consumed = rackwise(
         "consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", "perf-counts",
         "--messages", "2500", "--timeout", "10000",
     )  # fmt: skip
@@ -164,7 +154,7 @@ def test_records_produced_are_consumed_back(bootstrap: str) -> None:
     fields = row.split(", ")
     assert fields[4] == "2500"
     assert fields[2] == "0.2384"  # 2,500 records of 100 bytes, no keys
-    again = _rackwise(
+    again = rackwise(
         "consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", "perf-counts",
         "--messages", "2500", "--timeout", "10000", "--json",
     )  # fmt: skip
@@ -178,7 +168,7 @@ def test_records_produced_are_consumed_back(bootstrap: str) -> None:
 @pytest.mark.slow(reason="a throttled run of six seconds to see its periodic lines")
 def test_a_long_run_shows_periodic_lines(bootstrap: str) -> None:
     _create_topic(bootstrap, "perf-progress")
-    produced = _rackwise(
+    produced = rackwise(
         "producer-perf-test", "--topic", "perf-progress", "--num-records", "6000",
         "--record-size", "10", "--throughput", "1000",
         "--producer-props", f"bootstrap.servers={bootstrap}", "delivery.timeout.ms=10000",
@@ -192,7 +182,7 @@ def test_a_long_run_shows_periodic_lines(bootstrap: str) -> None:
         lines[0],
     ), lines[0]
     assert lines[-1].startswith("6000 records sent, ")
-    detailed = _rackwise(
+    detailed = rackwise(
         "consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", "perf-progress",
         "--messages", "6000", "--show-detailed-stats", "--reporting-interval", "1",
     )  # fmt: skip

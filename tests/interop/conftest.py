@@ -5,8 +5,6 @@ session, and ``rackwise cluster down`` stops it at the end."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,6 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+
+from tests.command_line import rackwise
 
 RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2", "/dc3/r1", "/dc3/r2")
 T = TypeVar("T")
@@ -37,17 +37,6 @@ class Cluster:
     @property
     def racks(self) -> dict[int, str]:
         return {int(str(b["id"])): str(b["rack"]) for b in self.brokers}
-
-
-def rackwise(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the ``rackwise`` command line as a person would."""
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
 
 
 def eventually(probe: Callable[[], T | None], timeout_s: float = 15.0) -> T:

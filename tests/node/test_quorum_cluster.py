@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 from rackwise.node.cluster import down, up
 from rackwise.node.cluster_plan import controller_data_centres, node_properties, plan_cluster
 from rackwise.node.config import NodeConfig
+from tests.command_line import rackwise
 
 RACKS = ["/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc3/r1"]
 
@@ -47,15 +46,9 @@ def test_one_controller_per_data_centre_and_every_node_knows_them_all(tmp_path: 
     )
 
 
-def rackwise(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "rackwise.cli.main", *args],
-        check=False,  # the exit status is asserted below, with stderr
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+def rackwise_ok(*args: str) -> str:
+    """``rackwise *args``'s standard output, once it exited 0."""
+    done = rackwise(*args, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -66,13 +59,13 @@ def test_a_stretch_cluster_survives_its_leading_controller(tmp_path: Path) -> No
     states = up(tmp_path, num_brokers=3, racks=racks, num_controllers=3, timeout_s=90)
     try:
         bootstrap = ",".join(s.spec.address for s in states if s.spec.role == "broker")
-        status = rackwise(
+        status = rackwise_ok(
             "metadata-quorum", "--bootstrap-server", bootstrap, "describe", "--status"
         )
         leader = int(status.split("LeaderId:")[1].split()[0])
         assert leader in (3000, 3001, 3002)
         assert status.count('"endpoints": ["CONTROLLER://127.0.0.1:') == 3
-        rackwise(
+        rackwise_ok(
             "topics",
             "--bootstrap-server",
             bootstrap,
@@ -88,7 +81,7 @@ def test_a_stretch_cluster_survives_its_leading_controller(tmp_path: Path) -> No
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
         started = time.monotonic()
-        rackwise(
+        rackwise_ok(
             "topics",
             "--bootstrap-server",
             bootstrap,
@@ -101,11 +94,11 @@ def test_a_stretch_cluster_survives_its_leading_controller(tmp_path: Path) -> No
             "3",
         )
         assert time.monotonic() - started < 15
-        assert rackwise("topics", "--bootstrap-server", bootstrap, "--list").split() == [
+        assert rackwise_ok("topics", "--bootstrap-server", bootstrap, "--list").split() == [
             "after",
             "before",
         ]
-        table = rackwise(
+        table = rackwise_ok(
             "metadata-quorum", "--bootstrap-server", bootstrap, "describe", "--replication"
         )
         lines = table.strip().split("\n")
