@@ -638,7 +638,9 @@ def run_scale(partitions: int, work: Path) -> dict[str, Any]:
             for p in range(min(per_topic, partitions)):
                 producer.produce(name, value=b"x" * 100, partition=p)
             producer.poll(0)
-        producer.flush(300)
+        if producer.flush(300):
+            raise SystemExit("the 10,000-partition broker did not take every record in 300 s")
+        del producer  # destroyed now: its reconnects would log through the restarts below
         pid_file = cluster.directory / "broker-1.pid"
         pid = int(pid_file.read_text()) if pid_file.exists() else broker_pid(cluster)
         loaded = proc_stats(pid)

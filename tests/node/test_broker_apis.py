@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from rackwise.image import MetadataImage, replay
+from rackwise.net.errors import CloseConnection
+from rackwise.node.acl_apis import create_acls, delete_acls, describe_acls
 from rackwise.node.broker_apis import (
     BrokerInfo,
     api_versions,
     controller_id,
-    describe_acls,
     describe_cluster,
     metadata,
 )
@@ -138,11 +139,12 @@ def through_the_wire(
     body = make(request_class(api_key, version), {**REQUIRED_FALSE, **values})
     outcome = decode_request(encode_request(body, 11)[4:], Listener.BROKER)
     assert isinstance(outcome, Request)
-    args = (
-        (outcome.body,) if handler is describe_acls else (outcome.body, image or image_of(), info)
-    )
+    args = (outcome.body,) if handler in ACL_HANDLERS else (outcome.body, image or image_of(), info)
     frame = encode_response(outcome.header, handler(*args))
     return decode_response(frame[4:], api_key, version, 11)
+
+
+ACL_HANDLERS = (describe_acls, create_acls, delete_acls)
 
 
 def by_index(topic: Any) -> dict[int, Any]:
@@ -254,6 +256,42 @@ def test_describe_acls_says_security_is_disabled(version: int) -> None:
     )
     assert int(response.error_code) == 54
     assert response.error_message == "No Authorizer is configured on the broker"
+
+
+ACL = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:a",
+       "host": "*", "operation": 3, "permission_type": 3}  # fmt: skip
+FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+          "principal_filter": None, "host_filter": None, "operation": 1,
+          "permission_type": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize("version", range(1, 4))
+def test_create_and_delete_acls_say_security_is_disabled_for_each_entry(version: int) -> None:
+    created = through_the_wire(create_acls, 30, version, {"creations": [ACL, ACL, ACL]})
+    assert [(int(r.error_code), r.error_message) for r in created.results] == [
+        (54, "No Authorizer is configured.")
+    ] * 3
+    deleted = through_the_wire(delete_acls, 31, version, {"filters": [FILTER, FILTER]})
+    assert [
+        (int(r.error_code), r.error_message, r.matching_acls) for r in deleted.filter_results
+    ] == [(54, "No Authorizer is configured.", ())] * 2
+    assert through_the_wire(create_acls, 30, version, {"creations": []}).results == ()
+
+
+@pytest.mark.parametrize(
+    ("handler", "api_key", "entries", "entry", "field"),
+    [
+        (create_acls, 30, "creations", ACL, "resource_type"),
+        (create_acls, 30, "creations", ACL, "operation"),
+        (delete_acls, 31, "filters", FILTER, "pattern_type_filter"),
+        (delete_acls, 31, "filters", FILTER, "permission_type"),
+    ],
+)
+def test_an_unknown_acl_element_closes_the_connection_as_kafka_does(
+    handler: Callable[..., Any], api_key: int, entries: str, entry: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(CloseConnection, match=field):
+        through_the_wire(handler, api_key, 3, {entries: [entry, {**entry, field: 0}]})
 
 
 def test_api_versions_carry_features_and_the_broker_apis() -> None:

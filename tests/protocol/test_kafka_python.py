@@ -14,10 +14,14 @@ from kafka.protocol.admin import (
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     AlterReplicaLogDirsRequest,
+    CreateAclsRequest,
+    CreateAclsResponse,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     DeleteTopicsRequest,
@@ -195,6 +199,24 @@ def _elect_leaders_request(body: Any, version: int) -> None:
 
 def _describe_acls_request(body: Any, version: int) -> None:
     assert (body.resource_type_filter, body.operation, body.permission_type) == (1, 1, 1)
+
+
+def _create_acls_request(body: Any, version: int) -> None:
+    (creation,) = body.creations
+    assert (creation.resource_type, creation.resource_name, creation.resource_pattern_type) == (
+        2,
+        "orders",
+        3,
+    )
+    assert (creation.principal, creation.host) == ("User:billing", "*")
+    assert (creation.operation, creation.permission_type) == (3, 3)
+
+
+def _delete_acls_request(body: Any, version: int) -> None:
+    (found,) = body.filters
+    assert (found.resource_type_filter, found.resource_name_filter) == (2, "orders")
+    assert (found.pattern_type_filter, found.principal_filter, found.host_filter) == (1, None, None)
+    assert (found.operation, found.permission_type) == (1, 1)
 
 
 def _alter_replica_log_dirs_request(body: Any, version: int) -> None:
@@ -877,6 +899,38 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_acls_request,
     ),
+    "CreateAcls": (
+        lambda: CreateAclsRequest(
+            creations=[
+                CreateAclsRequest.AclCreation(
+                    resource_type=2,
+                    resource_name="orders",
+                    resource_pattern_type=3,
+                    principal="User:billing",
+                    host="*",
+                    operation=3,
+                    permission_type=3,
+                )
+            ]
+        ),
+        _create_acls_request,
+    ),
+    "DeleteAcls": (
+        lambda: DeleteAclsRequest(
+            filters=[
+                DeleteAclsRequest.DeleteAclsFilter(
+                    resource_type_filter=2,
+                    resource_name_filter="orders",
+                    pattern_type_filter=1,
+                    principal_filter=None,
+                    host_filter=None,
+                    operation=1,
+                    permission_type=1,
+                )
+            ]
+        ),
+        _delete_acls_request,
+    ),
 }
 
 CASES = [
@@ -1091,6 +1145,18 @@ def _describe_configs_response(read: Any, version: int) -> None:
 def _describe_acls_response(read: Any, version: int) -> None:
     assert read.error_code == 54
     assert read.error_message == "No Authorizer is configured on the broker"
+
+
+def _create_acls_response(read: Any, version: int) -> None:
+    assert [(r.error_code, r.error_message) for r in read.results] == [
+        (54, "No Authorizer is configured.")
+    ]
+
+
+def _delete_acls_response(read: Any, version: int) -> None:
+    (result,) = read.filter_results
+    assert (result.error_code, result.error_message) == (54, "No Authorizer is configured.")
+    assert list(result.matching_acls) == []
 
 
 def _produce_response(read: Any, version: int) -> None:
@@ -1644,6 +1710,28 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "resources": [],
         },
         _describe_acls_response,
+    ),
+    "CreateAcls": (
+        CreateAclsResponse,
+        {
+            "throttle_time": 0,
+            "results": [{"error_code": 54, "error_message": "No Authorizer is configured."}],
+        },
+        _create_acls_response,
+    ),
+    "DeleteAcls": (
+        DeleteAclsResponse,
+        {
+            "throttle_time": 0,
+            "filter_results": [
+                {
+                    "error_code": 54,
+                    "error_message": "No Authorizer is configured.",
+                    "matching_acls": [],
+                }
+            ],
+        },
+        _delete_acls_response,
     ),
 }
 

@@ -46,7 +46,7 @@ from rackwise.net import (
     NetworkException,
     start_server,
 )
-from rackwise.node import broker_apis, broker_configs, group_apis
+from rackwise.node import acl_apis, broker_apis, broker_configs, group_apis
 from rackwise.node.alter_configs import alter_configs
 from rackwise.node.auto_create import AutoTopicCreator
 from rackwise.node.config import (
@@ -574,7 +574,11 @@ class Broker:
         if key == ApiKey.DESCRIBE_CONFIGS:
             return broker_configs.describe_configs(body, image, self.info())
         if key == ApiKey.DESCRIBE_ACLS:
-            return broker_apis.describe_acls(body)
+            return acl_apis.describe_acls(body)
+        if key == ApiKey.CREATE_ACLS:
+            return acl_apis.create_acls(body)
+        if key == ApiKey.DELETE_ACLS:
+            return acl_apis.delete_acls(body)
         if key in (ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.ALTER_CONFIGS):
             return await alter_configs(body, image, self.info(), self.forwarder.forward)
         if key in FORWARDED:

@@ -5,8 +5,8 @@ Goals
     Answer the read-only client APIs as a KRaft broker of Kafka answers them from its metadata
     cache (Kafka's ``KafkaApis`` with ``KRaftMetadataCache``), so that
     kafka-python, librdkafka and aiokafka find what they look for: ApiVersions, Metadata
-    (v0-v13), DescribeCluster and DescribeAcls. DescribeConfigs has a module of its own,
-    :mod:`rackwise.node.broker_configs`.
+    (v0-v13) and DescribeCluster. DescribeConfigs and the ACL APIs have modules of their own,
+    :mod:`rackwise.node.broker_configs` and :mod:`rackwise.node.acl_apis`.
 
 Constraints
     Requests arrive as the protocol layer decodes them (any served version); responses are
@@ -70,7 +70,6 @@ LEADER_NOT_AVAILABLE: Final = 5
 REPLICA_NOT_AVAILABLE: Final = 9
 INVALID_TOPIC_EXCEPTION: Final = 17
 INVALID_REQUEST: Final = 42
-SECURITY_DISABLED: Final = 54
 LISTENER_NOT_FOUND: Final = 72
 UNKNOWN_TOPIC_ID: Final = 100
 MISMATCHED_ENDPOINT_TYPE: Final = 114
@@ -88,7 +87,6 @@ MIN_METADATA_VERSION_LEVEL: Final = 7
 """The lowest ``metadata.version`` a broker supports (Kafka 4's 3.3-IV3)."""
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
 """Kafka's ``Topic.isInternal`` names."""
-NO_AUTHORIZER_MESSAGE: Final = "No Authorizer is configured on the broker"
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,22 +466,5 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
                 body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
             ),
             "brokers": brokers,
-        },
-    )
-
-
-# ---- DescribeAcls ------------------------------------------------------------------------------
-
-
-def describe_acls(body: Any) -> Any:
-    """DescribeAcls as a Kafka broker without an authorizer answers: SECURITY_DISABLED."""
-    return _response(
-        ApiKey.DESCRIBE_ACLS,
-        body,
-        {
-            "throttle_time": 0,
-            "error_code": SECURITY_DISABLED,
-            "error_message": NO_AUTHORIZER_MESSAGE,
-            "resources": [],
         },
     )
