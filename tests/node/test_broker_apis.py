@@ -281,6 +281,7 @@ def test_create_and_delete_acls_say_security_is_disabled_for_each_entry(version:
 @pytest.mark.parametrize(
     ("handler", "api_key", "entries", "entry", "field"),
     [
+        (describe_acls, 29, None, FILTER, "resource_type_filter"),
         (create_acls, 30, "creations", ACL, "resource_type"),
         (create_acls, 30, "creations", ACL, "operation"),
         (delete_acls, 31, "filters", FILTER, "pattern_type_filter"),
@@ -288,10 +289,15 @@ def test_create_and_delete_acls_say_security_is_disabled_for_each_entry(version:
     ],
 )
 def test_an_unknown_acl_element_closes_the_connection_as_kafka_does(
-    handler: Callable[..., Any], api_key: int, entries: str, entry: dict[str, Any], field: str
+    handler: Callable[..., Any],
+    api_key: int,
+    entries: str | None,
+    entry: dict[str, Any],
+    field: str,
 ) -> None:
+    unknown = {**entry, field: 0}
     with pytest.raises(CloseConnection, match=field):
-        through_the_wire(handler, api_key, 3, {entries: [entry, {**entry, field: 0}]})
+        through_the_wire(handler, api_key, 3, {entries: [entry, unknown]} if entries else unknown)
 
 
 def test_api_versions_carry_features_and_the_broker_apis() -> None:

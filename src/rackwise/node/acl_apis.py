@@ -12,10 +12,9 @@ Constraints
       broker"); CreateAcls one result per creation and DeleteAcls one result per filter, each
       SECURITY_DISABLED with "No Authorizer is configured." (the requests'
       ``getErrorResponse``), in the order of the request.
-    * A creation or filter naming an UNKNOWN (code 0) resource type, pattern type, operation or
-      permission type is a request Kafka cannot parse (``CreateAclsRequest.validate``,
-      ``DeleteAclsRequest.normalizeAndValidate`` throw while the request is built): the
-      connection is closed, as Kafka's socket server closes it.
+    * A filter or creation naming an UNKNOWN (code 0) resource type, pattern type, operation or
+      permission type is a request Kafka cannot parse (the requests' validation throws while
+      the request is built): the connection is closed, as Kafka's socket server closes it.
 
 Worked example
     A CreateAcls v3 with two creations gets ``results`` of two entries, each
@@ -52,6 +51,11 @@ def _refuse_unknown(what: str, entries: Iterable[Any], fields: tuple[str, ...]) 
 
 def describe_acls(body: Any) -> Any:
     """DescribeAcls: SECURITY_DISABLED for the whole answer."""
+    _refuse_unknown(
+        "DescribeAclsRequest",
+        (body,),
+        ("resource_type_filter", "pattern_type_filter", "operation", "permission_type"),
+    )
     return _respond(
         ApiKey.DESCRIBE_ACLS,
         body,
