@@ -744,7 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ceiling.close()
         if "scale" in only:
             out["scale"] = run_scale(args.scale_partitions, work)
-            report("10,000 partitions", out["scale"], args.json)
+            report(f"{args.scale_partitions:,} partitions", out["scale"], args.json)
     if args.json:
         print(json.dumps(out, indent=2))
     return 0
