@@ -38,6 +38,7 @@ bench: install
 	$(BIN)/python bench/pipeline_plan.py
 	$(BIN)/python bench/fairness.py
 	$(BIN)/python bench/data_path.py
+	$(BIN)/python bench/page_writes.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
