@@ -31,14 +31,14 @@ from rackwise.groups.offsets import (
     encode_group_key,
 )
 from rackwise.node.data_config import DataPathConfig
-from rackwise.node.group_membership import (
+from rackwise.node.group_answers import (
     GROUP_MAX_SIZE_REACHED,
     MEMBER_ID_REQUIRED,
     NOT_COORDINATOR,
     REBALANCE_IN_PROGRESS,
-    GroupMembership,
     JoinRequest,
 )
+from rackwise.node.group_membership import GroupMembership
 
 T = TypeVar("T")
 INDEX = 7

@@ -75,6 +75,7 @@ from rackwise.groups.offsets import (
 )
 from rackwise.net import current_connection
 from rackwise.node.broker_apis import OPERATIONS_NOT_ASKED, AclOperation, operations_field
+from rackwise.node.group_answers import JoinRequest, join_answer, sync_answer
 from rackwise.node.group_coordinator import (
     COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
@@ -83,7 +84,6 @@ from rackwise.node.group_coordinator import (
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     GroupCoordinator,
 )
-from rackwise.node.group_membership import JoinRequest, join_answer, sync_answer
 from rackwise.protocol import ApiKey, error_name, make, response_class
 from rackwise.protocol.values import millis
 

@@ -47,7 +47,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.groups.classic import (
@@ -76,61 +75,26 @@ from rackwise.groups.offsets import (
     encode_group_key,
 )
 from rackwise.node.data_config import DataPathConfig
+from rackwise.node.group_answers import (
+    COORDINATOR_NOT_AVAILABLE,
+    GROUP_MAX_SIZE_REACHED,
+    MEMBER_ID_REQUIRED,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    JoinRequest,
+    complete,
+    join_answer,
+    sync_answer,
+)
+from rackwise.node.group_timers import GroupTimers, TimerKey
 
 LOG: Final = logging.getLogger("rackwise.node.groups")
 
-COORDINATOR_NOT_AVAILABLE: Final = 15
-NOT_COORDINATOR: Final = 16
-REBALANCE_IN_PROGRESS: Final = 27
-MEMBER_ID_REQUIRED: Final = 79
-GROUP_MAX_SIZE_REACHED: Final = 81
 NEW_MEMBER_JOIN_TIMEOUT_MS: Final = 5 * 60 * 1000
 """Kafka's ``classicGroupNewMemberJoinTimeoutMs``: how long a new member's JoinGroup may wait."""
 
 Append = Callable[[int, list[tuple[bytes, bytes | None]], GroupOffsets], Coroutine[Any, Any, int]]
 """``GroupCoordinator.append``: records to a partition, acknowledged by the in-sync replicas."""
-
-
-@dataclass(frozen=True, slots=True)
-class JoinRequest:
-    """A JoinGroup, as the coordinator reads it."""
-
-    group_id: str
-    member_id: str
-    instance_id: str | None
-    protocol_type: str
-    protocols: Protocols
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    client_id: str
-    client_host: str
-    version: int
-    reason: str | None = None
-
-
-def join_answer(code: int, member_id: str, **fields: Any) -> dict[str, Any]:
-    """A JoinGroup answer's values (Kafka's ``JoinGroupResponseData`` defaults)."""
-    return {
-        "error_code": code,
-        "generation_id": -1,
-        "protocol_type": None,
-        "protocol_name": None,
-        "leader": "",
-        "skip_assignment": False,
-        "member_id": member_id,
-        "members": [],
-        **fields,
-    }
-
-
-def sync_answer(code: int, **fields: Any) -> dict[str, Any]:
-    return {
-        "error_code": code,
-        "protocol_type": None,
-        "protocol_name": None,
-        "assignment": b"",
-        **fields,
-    }
 
 
 class _Partition:
@@ -149,8 +113,7 @@ class GroupMembership:
         self.config = config
         self._append = append
         self._partitions: dict[int, _Partition] = {}
-        self._timers: dict[tuple[str, ...], asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._timers = GroupTimers()
 
     # ---- partitions ---------------------------------------------------------------------------
 
@@ -178,11 +141,11 @@ class GroupMembership:
             return
         for group in partition.groups.values():
             for member in group.members.values():
-                _complete(member.join_waiter, join_answer(NOT_COORDINATOR, member.member_id))
-                _complete(member.sync_waiter, sync_answer(NOT_COORDINATOR))
+                complete(member.join_waiter, join_answer(NOT_COORDINATOR, member.member_id))
+                complete(member.sync_waiter, sync_answer(NOT_COORDINATOR))
                 member.join_waiter = member.sync_waiter = None
             group.state = DEAD
-            self._cancel_group_timers(group.group_id)
+            self._timers.cancel_group(group.group_id)
 
     def group(self, index: int, offsets: GroupOffsets, group_id: str) -> ClassicGroup | None:
         """The live classic group ``group_id`` of partition ``index`` (None if it has none)."""
@@ -198,7 +161,7 @@ class GroupMembership:
         group = self._partition(index, offsets).groups.pop(group_id, None)
         if group is not None:
             group.state = DEAD
-            self._cancel_group_timers(group_id)
+            self._timers.cancel_group(group_id)
 
     def _partition(self, index: int, offsets: GroupOffsets) -> _Partition:
         partition = self._partitions.get(index)
@@ -210,8 +173,7 @@ class GroupMembership:
     async def close(self) -> None:
         for index in list(self._partitions):
             self.unloaded(index)
-        for task in list(self._tasks):
-            task.cancel()
+        self._timers.close()
 
     # ---- JoinGroup ----------------------------------------------------------------------------
 
@@ -347,7 +309,7 @@ class GroupMembership:
             group.new_member_added = True
         group.add(member, waiter)
         self._schedule_heartbeat(partition, group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._rebalance_or_complete(partition, group, f"adding member {member_id}")
+        self._rebalance_orcomplete(partition, group, f"adding member {member_id}")
 
     def _replace_static(
         self,
@@ -372,9 +334,9 @@ class GroupMembership:
         )
         leader_before = group.leader
         member, old_join, old_sync = group.replace_static_member(instance_id, old_id, new_id)
-        _complete(old_join, join_answer(FENCED_INSTANCE_ID, old_id))
-        _complete(old_sync, sync_answer(FENCED_INSTANCE_ID))
-        self._cancel(("heartbeat", group.group_id, old_id))
+        complete(old_join, join_answer(FENCED_INSTANCE_ID, old_id))
+        complete(old_sync, sync_answer(FENCED_INSTANCE_ID))
+        self._timers.cancel(("heartbeat", group.group_id, old_id))
         self._schedule_heartbeat(partition, group, member, member.session_timeout_ms)
         before = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
         group.update_member(
@@ -387,9 +349,9 @@ class GroupMembership:
         why = f"static member {instance_id} joins as {new_id}"
         if group.state == STABLE:
             if group.protocol_name != group.select_protocol():
-                self._rebalance_or_complete(partition, group, why + " with other protocols")
+                self._rebalance_orcomplete(partition, group, why + " with other protocols")
                 return
-            self._spawn(
+            self._timers.spawn(
                 self._store_static(partition, group, request, old_id, member, before, leader_before)
             )
         elif group.state == COMPLETING_REBALANCE:
@@ -430,11 +392,11 @@ class GroupMembership:
                 restored_member, _, _ = group.replace_static_member(
                     request.instance_id, member.member_id, old_id
                 )
-                self._cancel(("heartbeat", group.group_id, member.member_id))
+                self._timers.cancel(("heartbeat", group.group_id, member.member_id))
                 self._schedule_heartbeat(
                     partition, group, restored_member, restored_member.session_timeout_ms
                 )
-            _complete(
+            complete(
                 waiter,
                 join_answer(
                     code,
@@ -455,7 +417,7 @@ class GroupMembership:
         else:
             answer = self._generation_answer(group, member.member_id, False)
             answer["leader"] = leader_before or ""
-        _complete(waiter, answer)
+        complete(waiter, answer)
         group.set_join_waiter(member, None)
 
     def _update_member(
@@ -467,7 +429,7 @@ class GroupMembership:
         waiter: asyncio.Future[dict[str, Any]],
     ) -> None:
         if member.awaiting_join:  # a JoinGroup sent again (on a new connection): the newer wins
-            _complete(member.join_waiter, join_answer(REBALANCE_IN_PROGRESS, member.member_id))
+            complete(member.join_waiter, join_answer(REBALANCE_IN_PROGRESS, member.member_id))
             group.set_join_waiter(member, None)
         group.update_member(
             member,
@@ -476,11 +438,11 @@ class GroupMembership:
             request.session_timeout_ms,
             waiter,
         )
-        self._rebalance_or_complete(partition, group, f"member {member.member_id} joins again")
+        self._rebalance_orcomplete(partition, group, f"member {member.member_id} joins again")
 
     # ---- rebalances ---------------------------------------------------------------------------
 
-    def _rebalance_or_complete(self, partition: _Partition, group: ClassicGroup, why: str) -> None:
+    def _rebalance_orcomplete(self, partition: _Partition, group: ClassicGroup, why: str) -> None:
         if group.can_rebalance():
             self._prepare_rebalance(partition, group, why)
         else:
@@ -498,7 +460,7 @@ class GroupMembership:
         if group.state == COMPLETING_REBALANCE:
             self._propagate(partition, group, REBALANCE_IN_PROGRESS, reset=True)
         group.pending_sync.clear()
-        self._cancel(("sync", group.group_id))
+        self._timers.cancel(("sync", group.group_id))
         initial = group.state == EMPTY
         LOG.info(
             "group %s: preparing to rebalance in state %s with old generation %d (%s)",
@@ -540,11 +502,11 @@ class GroupMembership:
         )
 
     def _complete_join(self, partition: _Partition, group: ClassicGroup) -> None:
-        self._cancel(("join", group.group_id))
+        self._timers.cancel(("join", group.group_id))
         gone = [m for m in group.not_yet_rejoined() if m.instance_id is None]
         for member in gone:
             group.remove(member.member_id)
-            self._cancel(("heartbeat", group.group_id, member.member_id))
+            self._timers.cancel(("heartbeat", group.group_id, member.member_id))
         if gone:
             LOG.info(
                 "group %s: removed members that did not join again: %s",
@@ -573,7 +535,7 @@ class GroupMembership:
                 answer = self._generation_answer(
                     group, member.member_id, group.is_leader(member.member_id)
                 )
-                _complete(member.join_waiter, answer)
+                complete(member.join_waiter, answer)
                 group.set_join_waiter(member, None)
             self._schedule_heartbeat(partition, group, member, member.session_timeout_ms)
             member.is_new = False
@@ -627,7 +589,7 @@ class GroupMembership:
             self._synced(group, member_id)
             return self._assignment_answer(group, member)
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        _complete(member.sync_waiter, sync_answer(REBALANCE_IN_PROGRESS))
+        complete(member.sync_waiter, sync_answer(REBALANCE_IN_PROGRESS))
         member.sync_waiter = waiter
         self._synced(group, member_id)
         if group.is_leader(member_id):
@@ -638,13 +600,13 @@ class GroupMembership:
                 member_id,
             )
             full = {m: assignments.get(m, b"") for m in group.members}
-            self._spawn(self._store_assignment(partition, group, generation, full))
+            self._timers.spawn(self._store_assignment(partition, group, generation, full))
         return await waiter
 
     def _synced(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync.discard(member_id)
         if group.state in (DEAD, EMPTY, PREPARING_REBALANCE) or not group.pending_sync:
-            self._cancel(("sync", group.group_id))
+            self._timers.cancel(("sync", group.group_id))
 
     async def _store_assignment(
         self, partition: _Partition, group: ClassicGroup, generation: int, full: dict[str, bytes]
@@ -663,7 +625,7 @@ class GroupMembership:
                 code,
             )
             self._propagate(partition, group, code, reset=True)
-            self._rebalance_or_complete(partition, group, "the assignment could not be stored")
+            self._rebalance_orcomplete(partition, group, "the assignment could not be stored")
             return
         for member_id, assignment in full.items():
             if member_id in group.members:
@@ -682,7 +644,7 @@ class GroupMembership:
                 continue
             ok = code == NONE
             answer = self._assignment_answer(group, member) if ok else sync_answer(code)
-            _complete(member.sync_waiter, answer)
+            complete(member.sync_waiter, answer)
             member.sync_waiter = None
             self._schedule_heartbeat(partition, group, member, member.session_timeout_ms)
 
@@ -741,7 +703,7 @@ class GroupMembership:
                 member_id = static
             elif member_id in group.pending_join:
                 group.remove(member_id)
-                self._cancel(("heartbeat", group_id, member_id))
+                self._timers.cancel(("heartbeat", group_id, member_id))
                 codes.append(NONE)
                 continue
             else:
@@ -754,7 +716,7 @@ class GroupMembership:
             codes.append(NONE)
         if NONE in codes:
             if group.state in (STABLE, COMPLETING_REBALANCE):
-                self._rebalance_or_complete(partition, group, "members left")
+                self._rebalance_orcomplete(partition, group, "members left")
             elif group.state == PREPARING_REBALANCE:
                 self._maybe_complete_join(partition, group)
         return NONE, codes
@@ -794,19 +756,19 @@ class GroupMembership:
         LOG.info("group %s: member %s failed its session; removing it", group.group_id, member_id)
         self._drop_member(group, member, UNKNOWN_MEMBER_ID)
         if group.state in (STABLE, COMPLETING_REBALANCE):
-            self._rebalance_or_complete(partition, group, f"member {member_id} expired")
+            self._rebalance_orcomplete(partition, group, f"member {member_id} expired")
         elif group.state == PREPARING_REBALANCE and group.has_all_members_joined():
             self._complete_join(partition, group)
 
     def _drop_member(self, group: ClassicGroup, member: Member, code: int) -> None:
         """Remove a member, answering its waiting JoinGroup or SyncGroup with ``code``."""
         if member.join_waiter is not None:
-            _complete(member.join_waiter, join_answer(code, UNKNOWN_MEMBER))
+            complete(member.join_waiter, join_answer(code, UNKNOWN_MEMBER))
             group.set_join_waiter(member, None)
-        _complete(member.sync_waiter, sync_answer(code))
+        complete(member.sync_waiter, sync_answer(code))
         member.sync_waiter = None
         group.remove(member.member_id)
-        self._cancel(("heartbeat", group.group_id, member.member_id))
+        self._timers.cancel(("heartbeat", group.group_id, member.member_id))
 
     # ---- storing and timers -------------------------------------------------------------------
 
@@ -820,47 +782,25 @@ class GroupMembership:
             if code != NONE:
                 LOG.warning("group %s: storing %s failed (error %d)", group.group_id, what, code)
 
-        self._spawn(write())
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._timers.spawn(write())
 
     def _at(
         self,
-        key: tuple[str, ...],
+        key: TimerKey,
         delay_ms: int,
         partition: _Partition,
         group: ClassicGroup,
         action: Callable[[], None],
     ) -> None:
-        """Run ``action`` after ``delay_ms`` (replacing the timer of the same key) if the group
-        is still this partition's then."""
+        """Run ``action`` after ``delay_ms`` if the group is still this partition's then."""
 
-        def fire() -> None:
-            self._timers.pop(key, None)
-            if self._partitions.get(partition.index) is not partition:
-                return
-            if partition.groups.get(group.group_id) is not group:
-                return
-            try:
-                action()
-            except Exception:  # a bug here must not end the event loop's other work
-                LOG.exception("group %s: timer %s failed", group.group_id, key[0])
+        def still_current() -> bool:
+            return (
+                self._partitions.get(partition.index) is partition
+                and partition.groups.get(group.group_id) is group
+            )
 
-        self._cancel(key)
-        loop = asyncio.get_running_loop()
-        self._timers[key] = loop.call_later(max(delay_ms, 0) / 1000, fire)
-
-    def _cancel(self, key: tuple[str, ...]) -> None:
-        handle = self._timers.pop(key, None)
-        if handle is not None:
-            handle.cancel()
-
-    def _cancel_group_timers(self, group_id: str) -> None:
-        for key in [k for k in self._timers if k[1] == group_id]:
-            self._cancel(key)
+        self._timers.at(key, delay_ms, still_current, action)
 
 
 def _join_refusal(group: ClassicGroup, request: JoinRequest) -> int:
@@ -872,11 +812,6 @@ def _join_refusal(group: ClassicGroup, request: JoinRequest) -> int:
     if not group.supports_protocols(request.protocol_type, names):
         return INCONSISTENT_GROUP_PROTOCOL
     return NONE
-
-
-def _complete(waiter: asyncio.Future[dict[str, Any]] | None, answer: dict[str, Any]) -> None:
-    if waiter is not None and not waiter.done():
-        waiter.set_result(answer)
 
 
 def _now_ms() -> int:
