@@ -19,6 +19,7 @@ from confluent_kafka.admin import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    NewTopic,
     ResourceType,
 )
 from kafka import KafkaAdminClient
@@ -233,3 +234,21 @@ def test_the_cluster_default_reaches_every_running_broker(cluster: Cluster) -> N
         )
     finally:
         raw_incremental(cluster, 6, "", DELETE, None)
+
+
+def test_kafka_python_lists_the_config_resources(cluster: Cluster) -> None:
+    topic = "listed-config-resources"
+    creator = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    creator.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=30_000)
+    try:
+        brokers = [str(b["id"]) for b in sorted(cluster.brokers, key=lambda b: int(b["id"]))]
+        listed = eventually(
+            lambda: (found := admin.list_config_resources()) and topic in found["topic"] and found
+        )
+        assert listed["broker"] == listed["broker_logger"] == brokers
+        assert listed["topic"] == sorted(listed["topic"])
+        assert set(listed) == {"broker", "broker_logger", "topic"}  # no group has configs
+        assert admin.list_config_resources(["BROKER"]) == {"broker": brokers}
+    finally:
+        admin.close()

@@ -50,6 +50,7 @@ EXPECTED = {
     3: ("Metadata", 0, 13, B),
     60: ("DescribeCluster", 0, 2, B),
     75: ("DescribeTopicPartitions", 0, 0, B),
+    74: ("ListConfigResources", 0, 1, B),
     19: ("CreateTopics", 2, 7, BC),
     37: ("CreatePartitions", 0, 3, BC),
     20: ("DeleteTopics", 1, 6, BC),
@@ -127,6 +128,7 @@ def test_each_listener_serves_its_apis() -> None:
             47,
             55,
             60,
+            74,
             75,
             1000,
         )

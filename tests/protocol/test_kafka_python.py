@@ -39,6 +39,8 @@ from kafka.protocol.admin import (
     ElectLeadersRequest,
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
+    ListConfigResourcesRequest,
+    ListConfigResourcesResponse,
     ListPartitionReassignmentsRequest,
 )
 from kafka.protocol.admin.groups import (
@@ -217,6 +219,11 @@ def _delete_acls_request(body: Any, version: int) -> None:
     assert (found.resource_type_filter, found.resource_name_filter) == (2, "orders")
     assert (found.pattern_type_filter, found.principal_filter, found.host_filter) == (1, None, None)
     assert (found.operation, found.permission_type) == (1, 1)
+
+
+def _list_config_resources_request(body: Any, version: int) -> None:
+    if version >= 1:
+        assert tuple(body.resource_types) == (2, 32)
 
 
 def _alter_replica_log_dirs_request(body: Any, version: int) -> None:
@@ -899,6 +906,10 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_acls_request,
     ),
+    "ListConfigResources": (
+        lambda: ListConfigResourcesRequest(resource_types=[2, 32]),
+        _list_config_resources_request,
+    ),
     "CreateAcls": (
         lambda: CreateAclsRequest(
             creations=[
@@ -1145,6 +1156,15 @@ def _describe_configs_response(read: Any, version: int) -> None:
 def _describe_acls_response(read: Any, version: int) -> None:
     assert read.error_code == 54
     assert read.error_message == "No Authorizer is configured on the broker"
+
+
+def _list_config_resources_response(read: Any, version: int) -> None:
+    assert read.error_code == 0
+    listed = [(r.resource_name, r.resource_type) for r in read.config_resources]
+    # v0 has no resource_type on the wire: the field reads as its default, CLIENT_METRICS
+    assert listed == (
+        [("orders", 2), ("billing", 32)] if version >= 1 else [("orders", 16), ("billing", 16)]
+    )
 
 
 def _create_acls_response(read: Any, version: int) -> None:
@@ -1710,6 +1730,18 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "resources": [],
         },
         _describe_acls_response,
+    ),
+    "ListConfigResources": (
+        ListConfigResourcesResponse,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "config_resources": [
+                {"resource_name": "orders", "resource_type": 2},
+                {"resource_name": "billing", "resource_type": 32},
+            ],
+        },
+        _list_config_resources_response,
     ),
     "CreateAcls": (
         CreateAclsResponse,

@@ -56,6 +56,7 @@ from rackwise.node.config import (
     NodeConfig,
     load_node_config,
 )
+from rackwise.node.config_resources import list_config_resources
 from rackwise.node.controller_channel import ControllerChannel
 from rackwise.node.data_apis import DataApis
 from rackwise.node.data_config import DataPathConfig
@@ -573,6 +574,8 @@ class Broker:
             )
         if key == ApiKey.DESCRIBE_CONFIGS:
             return broker_configs.describe_configs(body, image, self.info())
+        if key == ApiKey.LIST_CONFIG_RESOURCES:
+            return list_config_resources(body, image, self.info().listener_name)
         if key == ApiKey.DESCRIBE_ACLS:
             return acl_apis.describe_acls(body)
         if key == ApiKey.CREATE_ACLS:
