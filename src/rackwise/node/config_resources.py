@@ -67,6 +67,7 @@ def _brokers(image: MetadataImage, listener_name: str) -> list[str]:
 
 
 def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -> Any:
+    """The answer to one ListConfigResources request that came in on ``listener_name``."""
     version = int(type(body).__version__)
     supported = SUPPORTED[min(version, max(SUPPORTED))]
     asked = {int(t) for t in getattr(body, "resource_types", ())} or supported
