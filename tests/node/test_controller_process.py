@@ -55,6 +55,35 @@ def test_api_versions_lists_the_controller_listeners_apis(controller_factory: An
     assert "stopped" in controller.stderr()
 
 
+def test_the_acl_apis_say_security_is_disabled(controller_factory: Any) -> None:
+    """As Kafka's controller without an authorizer (``kafka-acls.sh --bootstrap-controller``)."""
+    controller: ControllerProcess = controller_factory()
+    controller.start()
+    acl = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3,
+           "principal": "User:a", "host": "*", "operation": 3, "permission_type": 3}  # fmt: skip
+    anything = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                "principal_filter": None, "host_filter": None, "operation": 1,
+                "permission_type": 1}  # fmt: skip
+
+    async def scenario() -> tuple[Any, Any, Any]:
+        async with await controller.connect() as conn:
+            return (
+                await conn.request(ApiKey.CREATE_ACLS, creations=[acl, acl]),
+                await conn.request(ApiKey.DELETE_ACLS, filters=[anything]),
+                await conn.request(ApiKey.DESCRIBE_ACLS, **anything),
+            )
+
+    created, deleted, described = run(scenario())
+    disabled = (54, "No Authorizer is configured.")
+    assert [(int(r.error_code), r.error_message) for r in created.results] == [disabled] * 2
+    assert [(int(r.error_code), r.error_message) for r in deleted.filter_results] == [disabled]
+    assert (int(described.error_code), described.error_message) == (
+        54,
+        "No Authorizer is configured on the broker",
+    )
+    assert controller.stop() == 0
+
+
 def test_registration_heartbeats_and_fencing(controller_factory: Any) -> None:
     controller: ControllerProcess = controller_factory(
         broker_session_timeout_ms=1500, broker_heartbeat_interval_ms=300

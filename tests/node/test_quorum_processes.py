@@ -94,6 +94,12 @@ async def leader_id(processes: dict[int, ControllerProcess], timeout_s: float = 
     raise AssertionError("no leader")
 
 
+SECURITY_DISABLED = 54
+ANY_ACL = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+           "principal_filter": None, "host_filter": None, "operation": 1,
+           "permission_type": 1}  # fmt: skip
+
+
 async def active_leader(processes: dict[int, ControllerProcess], timeout_s: float = 20) -> int:
     """The leader once it acts as the controller: a new leader answers NOT_CONTROLLER until
     the first entry of its epoch commits. Probed with broker 4's registration, which the
@@ -129,6 +135,9 @@ async def kill_the_leader(processes: dict[int, ControllerProcess]) -> None:
         include_documentation=False,
     )
     assert [int(r.error_code) for r in described.results] == [NOT_CONTROLLER]
+    # with no authorizer, the ACL APIs need no active controller: every one says so itself
+    refused_acls = await conn.request(ApiKey.DELETE_ACLS, filters=[ANY_ACL])
+    assert [int(r.error_code) for r in refused_acls.filter_results] == [SECURITY_DISABLED]
     await conn.close()
     conn = await processes[first].connect()
     await register_unfenced(conn, range(4, 7))

@@ -137,11 +137,14 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    19                          # ApiKeys: twenty-four
+    1c                          # ApiKeys: twenty-seven
       0001 0004 0012 00         #   Fetch 4-18 (the quorum's followers fetch the metadata log)
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
+      001d 0001 0003 00         #   DescribeAcls 1-3
+      001e 0001 0003 00         #   CreateAcls 1-3
+      001f 0001 0003 00         #   DeleteAcls 1-3
       0020 0001 0004 00         #   DescribeConfigs 1-4
       0021 0000 0002 00         #   AlterConfigs 0-2
       0025 0000 0003 00         #   CreatePartitions 0-3

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.controller import ApiError, Controller
+from rackwise.node import acl_apis
 from rackwise.node import controller_apis as apis
 from rackwise.node.alter_configs import legacy_alter_configs_args
 from rackwise.node.config import NodeConfig
@@ -154,6 +155,11 @@ def _alter_configs(controller: Controller, body: Any) -> Any:
     return apis.alter_configs_response(body, results)
 
 
+def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
+    """An ACL API: the same answer from any controller, read-only."""
+    return Entry(lambda body, _error: respond(body), lambda _controller, body: respond(body), False)
+
+
 ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.BROKER_REGISTRATION: Entry(lambda body, e: apis.registration_response(body, None, e)),
     ApiKey.BROKER_HEARTBEAT: Entry(lambda body, e: apis.heartbeat_response(body, None, e)),
@@ -176,6 +182,10 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.ELECT_LEADERS: Entry(apis.elect_leaders_error, _elect_leaders),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(apis.alter_configs_error, _incremental_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(apis.alter_configs_error, _alter_configs),
+    # No authorizer: every controller, active or not, answers as Kafka's AclApis without one.
+    ApiKey.DESCRIBE_ACLS: _no_authorizer(acl_apis.describe_acls),
+    ApiKey.CREATE_ACLS: _no_authorizer(acl_apis.create_acls),
+    ApiKey.DELETE_ACLS: _no_authorizer(acl_apis.delete_acls),
 }
 
 
