@@ -33,6 +33,8 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
     DescribeLogDirsRequest,
+    DescribeProducersRequest,
+    DescribeProducersResponse,
     DescribeQuorumRequest,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
@@ -219,6 +221,10 @@ def _delete_acls_request(body: Any, version: int) -> None:
     assert (found.resource_type_filter, found.resource_name_filter) == (2, "orders")
     assert (found.pattern_type_filter, found.principal_filter, found.host_filter) == (1, None, None)
     assert (found.operation, found.permission_type) == (1, 1)
+
+
+def _describe_producers_request(body: Any, version: int) -> None:
+    assert [(t.name, tuple(t.partition_indexes)) for t in body.topics] == [("orders", (0, 2))]
 
 
 def _list_config_resources_request(body: Any, version: int) -> None:
@@ -906,6 +912,12 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
         ),
         _describe_acls_request,
     ),
+    "DescribeProducers": (
+        lambda: DescribeProducersRequest(
+            topics=[DescribeProducersRequest.TopicRequest(name="orders", partition_indexes=[0, 2])]
+        ),
+        _describe_producers_request,
+    ),
     "ListConfigResources": (
         lambda: ListConfigResourcesRequest(resource_types=[2, 32]),
         _list_config_resources_request,
@@ -1156,6 +1168,16 @@ def _describe_configs_response(read: Any, version: int) -> None:
 def _describe_acls_response(read: Any, version: int) -> None:
     assert read.error_code == 54
     assert read.error_message == "No Authorizer is configured on the broker"
+
+
+def _describe_producers_response(read: Any, version: int) -> None:
+    (topic,) = read.topics
+    ok, refused = topic.partitions
+    assert (ok.partition_index, ok.error_code, refused.error_code) == (0, 0, 6)
+    (producer,) = ok.active_producers
+    assert (producer.producer_id, producer.producer_epoch, producer.last_sequence) == (4000, 2, 99)
+    assert (producer.last_timestamp, producer.coordinator_epoch) == (1_700_000_000_000, -1)
+    assert producer.current_txn_start_offset == -1
 
 
 def _list_config_resources_response(read: Any, version: int) -> None:
@@ -1730,6 +1752,35 @@ RESPONSES: dict[str, tuple[Any, dict[str, Any], Callable[[Any, int], None]]] = {
             "resources": [],
         },
         _describe_acls_response,
+    ),
+    "DescribeProducers": (
+        DescribeProducersResponse,
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": "orders",
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "error_code": 0,
+                            "active_producers": [
+                                {
+                                    "producer_id": 4000,
+                                    "producer_epoch": 2,
+                                    "last_sequence": 99,
+                                    "last_timestamp": 1_700_000_000_000,
+                                    "coordinator_epoch": -1,
+                                    "current_txn_start_offset": -1,
+                                }
+                            ],
+                        },
+                        {"partition_index": 2, "error_code": 6, "active_producers": []},
+                    ],
+                }
+            ],
+        },
+        _describe_producers_response,
     ),
     "ListConfigResources": (
         ListConfigResourcesResponse,

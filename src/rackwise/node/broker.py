@@ -61,6 +61,7 @@ from rackwise.node.controller_channel import ControllerChannel
 from rackwise.node.data_apis import DataApis
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.data_plane import DataPlane
+from rackwise.node.describe_producers import describe_producers
 from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.node.forwarding import FORWARDED, Forwarder, ImagePredicate
 from rackwise.node.group_coordinator import GroupCoordinator
@@ -574,6 +575,8 @@ class Broker:
             )
         if key == ApiKey.DESCRIBE_CONFIGS:
             return broker_configs.describe_configs(body, image, self.info())
+        if key == ApiKey.DESCRIBE_PRODUCERS:
+            return describe_producers(body, image, self.data.replicas)
         if key == ApiKey.LIST_CONFIG_RESOURCES:
             return list_config_resources(body, image, self.info().listener_name)
         if key == ApiKey.DESCRIBE_ACLS:

@@ -74,7 +74,7 @@ from rackwise.storage.errors import (
     OffsetOutOfRangeException,
 )
 from rackwise.storage.files import FileCache, FileRegion
-from rackwise.storage.producer_state import ProducerStateManager, flush_snapshot
+from rackwise.storage.producer_state import ProducerEntry, ProducerStateManager, flush_snapshot
 from rackwise.storage.recovery import load_segments
 from rackwise.storage.retention import delete_old_segments
 from rackwise.storage.segment import LogSegment, SegmentSettings
@@ -336,6 +336,11 @@ class PartitionLog:
     def _io(self, action: str) -> _LogIO:
         """Hold the lock; turn an I/O error into KAFKA_STORAGE_ERROR and fail the log."""
         return _LogIO(self, action)
+
+    def active_producers(self) -> list[ProducerEntry]:
+        """The producers this log keeps state for, by producer id (DescribeProducers)."""
+        with self._lock:
+            return [e for _, e in sorted(self.producer_state.active_producers.items())]
 
     # ---- appends -----------------------------------------------------------------------------
 
