@@ -309,7 +309,7 @@ class GroupMembership:
             group.new_member_added = True
         group.add(member, waiter)
         self._schedule_heartbeat(partition, group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._rebalance_orcomplete(partition, group, f"adding member {member_id}")
+        self._rebalance_or_complete(partition, group, f"adding member {member_id}")
 
     def _replace_static(
         self,
@@ -349,7 +349,7 @@ class GroupMembership:
         why = f"static member {instance_id} joins as {new_id}"
         if group.state == STABLE:
             if group.protocol_name != group.select_protocol():
-                self._rebalance_orcomplete(partition, group, why + " with other protocols")
+                self._rebalance_or_complete(partition, group, why + " with other protocols")
                 return
             self._timers.spawn(
                 self._store_static(partition, group, request, old_id, member, before, leader_before)
@@ -438,11 +438,11 @@ class GroupMembership:
             request.session_timeout_ms,
             waiter,
         )
-        self._rebalance_orcomplete(partition, group, f"member {member.member_id} joins again")
+        self._rebalance_or_complete(partition, group, f"member {member.member_id} joins again")
 
     # ---- rebalances ---------------------------------------------------------------------------
 
-    def _rebalance_orcomplete(self, partition: _Partition, group: ClassicGroup, why: str) -> None:
+    def _rebalance_or_complete(self, partition: _Partition, group: ClassicGroup, why: str) -> None:
         if group.can_rebalance():
             self._prepare_rebalance(partition, group, why)
         else:
@@ -625,7 +625,7 @@ class GroupMembership:
                 code,
             )
             self._propagate(partition, group, code, reset=True)
-            self._rebalance_orcomplete(partition, group, "the assignment could not be stored")
+            self._rebalance_or_complete(partition, group, "the assignment could not be stored")
             return
         for member_id, assignment in full.items():
             if member_id in group.members:
@@ -716,7 +716,7 @@ class GroupMembership:
             codes.append(NONE)
         if NONE in codes:
             if group.state in (STABLE, COMPLETING_REBALANCE):
-                self._rebalance_orcomplete(partition, group, "members left")
+                self._rebalance_or_complete(partition, group, "members left")
             elif group.state == PREPARING_REBALANCE:
                 self._maybe_complete_join(partition, group)
         return NONE, codes
@@ -756,7 +756,7 @@ class GroupMembership:
         LOG.info("group %s: member %s failed its session; removing it", group.group_id, member_id)
         self._drop_member(group, member, UNKNOWN_MEMBER_ID)
         if group.state in (STABLE, COMPLETING_REBALANCE):
-            self._rebalance_orcomplete(partition, group, f"member {member_id} expired")
+            self._rebalance_or_complete(partition, group, f"member {member_id} expired")
         elif group.state == PREPARING_REBALANCE and group.has_all_members_joined():
             self._complete_join(partition, group)
 
