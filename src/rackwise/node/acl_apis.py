@@ -5,7 +5,9 @@ Goals
     rackwise has no authorizer, so DescribeAcls, CreateAcls and DeleteAcls are answered as a
     Kafka 4.1 cluster without ``authorizer.class.name`` answers them (Kafka's ``AclApis``):
     SECURITY_DISABLED, with Kafka's messages, so that ``kafka-acls.sh`` and the admin clients
-    report "No Authorizer is configured" instead of an API the cluster does not know.
+    report "No Authorizer is configured" instead of an API the cluster does not know. Brokers
+    and controllers answer alike (a controller whether it is active or not: no record is read
+    or written).
 
 Constraints
     * DescribeAcls carries one error for the whole answer ("No Authorizer is configured on the

@@ -157,7 +157,9 @@ def _alter_configs(controller: Controller, body: Any) -> Any:
 
 def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
     """An ACL API: the same answer from any controller, read-only."""
-    return Entry(lambda body, _error: respond(body), lambda _controller, body: respond(body), False)
+    return Entry(
+        lambda body, _error: respond(body), lambda _controller, body: respond(body), writes=False
+    )
 
 
 ENTRIES: Final[Mapping[int, Entry]] = {
