@@ -85,6 +85,8 @@ async def ceiling_server(port: int, path: Path) -> None:
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except OSError as e:  # the file cannot take the frame (a full disk): say so, and close
+            print(f"ceiling server: {e}", file=sys.stderr, flush=True)
         finally:
             out.truncate(0)
             writer.close()
@@ -142,36 +144,53 @@ async def drive(
     done = asyncio.Event()
     count = 0
 
+    failed: list[BaseException] = []
+
     async def read_answers() -> None:
-        while True:
-            head = await reader.readexactly(4)
-            (size,) = struct.unpack(">i", head)
-            body = await reader.readexactly(size)
-            (correlation,) = struct.unpack_from(">i", body, 0)
-            latencies.append(loop.time() - sent_at.pop(correlation))
-            in_flight.release()
-            if not sent_at and done.is_set():
-                return
+        try:
+            while True:
+                head = await reader.readexactly(4)
+                (size,) = struct.unpack(">i", head)
+                body = await reader.readexactly(size)
+                (correlation,) = struct.unpack_from(">i", body, 0)
+                latencies.append(loop.time() - sent_at.pop(correlation))
+                in_flight.release()
+                if not sent_at and done.is_set():
+                    return
+        except Exception as e:  # the sender must not wait for answers that will not come
+            failed.append(e)
+            for _ in range(window):
+                in_flight.release()
+            raise
 
     answers = asyncio.create_task(read_answers())
     correlation = 0
-    while loop.time() < deadline:
-        if rate_bytes_per_s is not None:
-            due = start + count * len(frame) / rate_bytes_per_s
-            if due > loop.time():
-                await asyncio.sleep(due - loop.time())
-        await in_flight.acquire()
-        correlation += 1
-        struct.pack_into(">i", frame_template, 8, correlation)
-        sent_at[correlation] = loop.time()
-        writer.write(bytes(frame_template))
-        await writer.drain()
-        count += 1
-    done.set()
-    if sent_at:
-        await asyncio.wait_for(answers, 60)
-    else:
+    try:
+        while loop.time() < deadline:
+            if rate_bytes_per_s is not None:
+                due = start + count * len(frame) / rate_bytes_per_s
+                if due > loop.time():
+                    await asyncio.sleep(due - loop.time())
+            await in_flight.acquire()
+            if failed:
+                raise failed[0]
+            correlation += 1
+            struct.pack_into(">i", frame_template, 8, correlation)
+            sent_at[correlation] = loop.time()
+            writer.write(bytes(frame_template))
+            await writer.drain()
+            count += 1
+        done.set()
+        if sent_at:
+            await asyncio.wait_for(answers, 60)
+        else:
+            answers.cancel()
+    except (ConnectionError, asyncio.IncompleteReadError) as e:
         answers.cancel()
+        if answers.done() and not answers.cancelled():
+            answers.exception()  # retrieved: it is the cause reported below
+        cause = failed[0] if failed else e
+        raise SystemExit(f"{address[0]}:{address[1]} stopped answering: {cause!r}") from None
     elapsed = loop.time() - start
     writer.close()
     return {
