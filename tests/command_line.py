@@ -3,11 +3,14 @@ status, standard output and standard error (one runner for every test of a comma
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 def _open_files_at_most(limit: int) -> Callable[[], None]:
@@ -30,3 +33,17 @@ def rackwise(
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         preexec_fn=None if open_files is None else _open_files_at_most(open_files),
     )
+
+
+@contextmanager
+def running_cluster(directory: Path, *args: str) -> Iterator[str]:
+    """``rackwise cluster up --dir directory *args`` for the block, then ``cluster down``;
+    the brokers' bootstrap addresses."""
+    up = rackwise("cluster", "up", "--dir", str(directory), "--json", *args)
+    try:
+        assert up.returncode == 0, up.stderr
+        nodes = json.loads(up.stdout)["nodes"]
+        yield ",".join(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "broker")
+    finally:
+        if (directory / "cluster.json").exists():
+            rackwise("cluster", "down", "--dir", str(directory))

@@ -36,7 +36,7 @@ from rackwise.client.groups import (
 from rackwise.common import TopicPartition as T
 from rackwise.formats import consumer_groups as tables
 from rackwise.protocol import ApiKey, make, response_class
-from tests.command_line import rackwise
+from tests.command_line import rackwise, running_cluster
 
 BOOTSTRAP = ("--bootstrap-server", "127.0.0.1:1")
 
@@ -839,15 +839,8 @@ def test_reset_delete_and_delete_offsets_report_as_kafka_does(
 
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("groups-cluster")
-    up = rackwise("cluster", "up", "--brokers", "2", "--dir", str(directory), "--json", timeout=120)
-    try:
-        assert up.returncode == 0, up.stderr
-        nodes = json.loads(up.stdout)["nodes"]
-        yield ",".join(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "broker")
-    finally:
-        if (directory / "cluster.json").exists():
-            rackwise("cluster", "down", "--dir", str(directory))
+    with running_cluster(tmp_path_factory.mktemp("groups-cluster"), "--brokers", "2") as servers:
+        yield servers
 
 
 class Ran:

@@ -14,7 +14,7 @@ import pytest
 
 from rackwise.cli.main import main
 from rackwise.client.perf_output import CONSUMER_HEADER, DETAILED_CONSUMER_HEADER
-from tests.command_line import rackwise
+from tests.command_line import rackwise, running_cluster
 
 PRODUCER = ("producer-perf-test", "--topic", "t", "--num-records", "10", "--throughput", "-1")
 CONSUMER = ("consumer-perf-test", "--topic", "t", "--messages", "10")
@@ -99,15 +99,8 @@ def test_consumer_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("perf-cluster")
-    up = rackwise("cluster", "up", "--brokers", "2", "--dir", str(directory), "--json")
-    try:
-        assert up.returncode == 0, up.stderr
-        nodes = json.loads(up.stdout)["nodes"]
-        yield ",".join(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "broker")
-    finally:
-        if (directory / "cluster.json").exists():
-            rackwise("cluster", "down", "--dir", str(directory))
+    with running_cluster(tmp_path_factory.mktemp("perf-cluster"), "--brokers", "2") as servers:
+        yield servers
 
 
 def _create_topic(bootstrap: str, topic: str) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from rackwise.net.errors import CloseConnection
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import response_to
 
 SECURITY_DISABLED: Final = 54
 DESCRIBE_MESSAGE: Final = "No Authorizer is configured on the broker"
@@ -38,10 +38,6 @@ ALTER_MESSAGE: Final = "No Authorizer is configured."
 """CreateAcls's and DeleteAcls's (the ``SecurityDisabledException`` they are answered with)."""
 UNKNOWN: Final = 0
 """The code of UNKNOWN in Kafka's ResourceType, PatternType, AclOperation and AclPermissionType."""
-
-
-def _respond(api_key: ApiKey, body: Any, values: dict[str, Any]) -> Any:
-    return make(response_class(api_key, int(type(body).__version__)), values)
 
 
 def _refuse_unknown(what: str, entries: Iterable[Any], fields: tuple[str, ...]) -> None:
@@ -58,8 +54,7 @@ def describe_acls(body: Any) -> Any:
         (body,),
         ("resource_type_filter", "pattern_type_filter", "operation", "permission_type"),
     )
-    return _respond(
-        ApiKey.DESCRIBE_ACLS,
+    return response_to(
         body,
         {
             "throttle_time": 0,
@@ -78,8 +73,7 @@ def create_acls(body: Any) -> Any:
         ("resource_type", "resource_pattern_type", "operation", "permission_type"),
     )
     result = {"error_code": SECURITY_DISABLED, "error_message": ALTER_MESSAGE}
-    return _respond(
-        ApiKey.CREATE_ACLS,
+    return response_to(
         body,
         {"throttle_time": 0, "results": [result for _ in body.creations]},
     )
@@ -93,8 +87,7 @@ def delete_acls(body: Any) -> Any:
         ("resource_type_filter", "pattern_type_filter", "operation", "permission_type"),
     )
     result = {"error_code": SECURITY_DISABLED, "error_message": ALTER_MESSAGE, "matching_acls": []}
-    return _respond(
-        ApiKey.DELETE_ACLS,
+    return response_to(
         body,
         {"throttle_time": 0, "filter_results": [result for _ in body.filters]},
     )

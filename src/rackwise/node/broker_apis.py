@@ -46,13 +46,11 @@ from rackwise.controller.names import invalid_topic_reason
 from rackwise.controller.quorum import METADATA_VERSION_LEVEL
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.protocol import (
-    ApiKey,
     FinalizedFeature,
     Listener,
     SupportedFeature,
     api_versions_response,
-    make,
-    response_class,
+    response_to,
 )
 from rackwise.records import ZERO_UUID
 from rackwise.records.constants import (
@@ -163,10 +161,6 @@ def _authorized(body: Any, flag: str, operations: int) -> int:
 
 def _version(body: Any) -> int:
     return int(type(body).__version__)
-
-
-def _response(api_key: ApiKey, body: Any, values: Mapping[str, Any]) -> Any:
-    return make(response_class(api_key, _version(body)), values)
 
 
 # ---- ApiVersions -----------------------------------------------------------------------------
@@ -380,8 +374,7 @@ def metadata(
                 auto_create(item)
                 entry["error_code"] = LEADER_NOT_AVAILABLE
             topics.append(entry)
-    return _response(
-        ApiKey.METADATA,
+    return response_to(
         body,
         {
             "throttle_time": 0,
@@ -408,8 +401,7 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
     if endpoint_type not in (BROKER_ENDPOINT_TYPE, CONTROLLER_ENDPOINT_TYPE):
         error = INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE
         message = f"Unsupported endpoint type {endpoint_type}"
-        return _response(
-            ApiKey.DESCRIBE_CLUSTER,
+        return response_to(
             body,
             {
                 "throttle_time": 0,
@@ -425,8 +417,7 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
             "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of "
             "type CONTROLLER"
         )
-        return _response(
-            ApiKey.DESCRIBE_CLUSTER,
+        return response_to(
             body,
             {
                 "throttle_time": 0,
@@ -453,8 +444,7 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
             }
         )
     controller = controller_id(image, info)
-    return _response(
-        ApiKey.DESCRIBE_CLUSTER,
+    return response_to(
         body,
         {
             "throttle_time": 0,

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from rackwise.image import MetadataImage
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import response_to
 
 TOPIC: Final = 2
 BROKER: Final = 4
@@ -68,13 +68,12 @@ def _brokers(image: MetadataImage, listener_name: str) -> list[str]:
 
 def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -> Any:
     """The answer to one ListConfigResources request that came in on ``listener_name``."""
-    version = int(type(body).__version__)
-    supported = SUPPORTED[min(version, max(SUPPORTED))]
+    supported = SUPPORTED[int(type(body).__version__)]
     asked = {int(t) for t in getattr(body, "resource_types", ())} or supported
     values: dict[str, Any] = {"throttle_time": 0, "error_code": 0, "config_resources": []}
     if not asked <= supported:
         values["error_code"] = UNSUPPORTED_VERSION
-        return make(response_class(ApiKey.LIST_CONFIG_RESOURCES, version), values)
+        return response_to(body, values)
     listed: list[tuple[str, int]] = []
     if GROUP in asked:
         listed += [(name, GROUP) for name in _configured(image, GROUP)]
@@ -88,4 +87,4 @@ def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -
     if TOPIC in asked:
         listed += [(name, TOPIC) for name in sorted(image.topics_by_name)]
     values["config_resources"] = [{"resource_name": n, "resource_type": t} for n, t in listed]
-    return make(response_class(ApiKey.LIST_CONFIG_RESOURCES, version), values)
+    return response_to(body, values)

@@ -61,7 +61,7 @@ from rackwise.controller.messages import (
     ReassignableTopicResult,
 )
 from rackwise.image import ConfigResource
-from rackwise.protocol import ApiKey, error_name, make, response_class
+from rackwise.protocol import ApiKey, error_name, make, response_class, response_to
 from rackwise.records import ZERO_UUID
 
 NONE: Final = 0
@@ -70,9 +70,8 @@ UNKNOWN_CONFIG_TYPE: Final = 0
 
 def _response(body: Any, values: dict[str, Any]) -> Any:
     """The response class of ``body``'s API and version, built from ``values``."""
-    cls = type(body)
     values.setdefault("throttle_time", 0)
-    return make(response_class(int(cls.__api_key__), int(cls.__version__)), values)
+    return response_to(body, values)
 
 
 # ---- brokers ---------------------------------------------------------------------------------

@@ -32,21 +32,21 @@ from __future__ import annotations
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
-from rackwise.controller.names import invalid_topic_reason
+from rackwise.controller.names import validate_topic_name
 from rackwise.image import MetadataImage
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import response_to
 from rackwise.replica.manager import ReplicaManager
 
-INVALID_TOPIC_EXCEPTION: Final = 17
 UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 UNKNOWN_TOPIC_MESSAGE: Final = "This server does not host this topic-partition."
 """Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION (``Errors``)."""
 
 
 def _topic_error(name: str, image: MetadataImage) -> tuple[int, str] | None:
-    reason = invalid_topic_reason(name)
-    if reason is not None:
-        return INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}"
+    try:
+        validate_topic_name(name)
+    except RackwiseError as e:
+        return e.error_code, str(e)
     if image.topic(name) is None:
         return UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE
     return None
@@ -91,7 +91,4 @@ def describe_producers(body: Any, image: MetadataImage, replicas: ReplicaManager
                 for p in topic.partition_indexes
             ]
         topics.append({"name": name, "partitions": partitions})
-    return make(
-        response_class(ApiKey.DESCRIBE_PRODUCERS, int(type(body).__version__)),
-        {"throttle_time": 0, "topics": topics},
-    )
+    return response_to(body, {"throttle_time": 0, "topics": topics})

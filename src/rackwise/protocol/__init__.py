@@ -25,8 +25,12 @@ that the rest of rackwise never imports kio.
   responses read as plain values (:class:`FetchAnswer`, :func:`decode_fetch_answer`).
 
 Kafka's message classes (kio's) are reached through :func:`request_class` and
-:func:`response_class`; unknown tagged fields are skipped everywhere.
+:func:`response_class` (:func:`response_to` answers a decoded request in its own API and
+version); unknown tagged fields are skipped everywhere.
 """
+
+from collections.abc import Mapping
+from typing import Any
 
 from rackwise.protocol.api_versions import (
     FinalizedFeature,
@@ -75,6 +79,12 @@ def response_class(api_key: int, version: int) -> type:
     return message_class(api_key, version, "response")
 
 
+def response_to(body: Any, values: Mapping[str, Any]) -> Any:
+    """The response to the decoded request ``body``, in its API and version, from ``values``."""
+    cls = type(body)
+    return make(response_class(int(cls.__api_key__), int(cls.__version__)), values)
+
+
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "SUPPORTED",
@@ -120,4 +130,5 @@ __all__ = [
     "negotiate_with",
     "request_class",
     "response_class",
+    "response_to",
 ]
