@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from controller import create_topic, register_brokers
+from rackwise.cluster.local import down, up
 from rackwise.net import KafkaConnection
-from rackwise.node.cluster import down, up
 from rackwise.node.process import parse_ready_line
 from rackwise.protocol import ApiKey
 

@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from rackwise.node.cluster import is_running
+from rackwise.cluster.local import is_running
 from tests.command_line import rackwise
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.formats.properties import format_properties
-from rackwise.node.cluster_plan import (
+from rackwise.cluster.plan import (
     ClusterError,
     NodeSpec,
     check_overrides,
     node_properties,
 )
+from rackwise.formats.properties import format_properties
 from rackwise.node.config import (
     BROKER_ROLE,
     CONTROLLER_ROLE,

@@ -21,7 +21,7 @@ from rackwise.cli.topics import (
     select_topics,
 )
 from rackwise.client.admin import DEFAULT_TIMEOUT_MS, PartitionDescription, TopicDescription
-from rackwise.node.cluster import free_ports
+from rackwise.cluster.local import free_ports
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

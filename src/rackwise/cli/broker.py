@@ -41,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run_start(args: argparse.Namespace) -> int:
-    from rackwise.node.broker import main  # noqa: PLC0415
+    from rackwise.broker.server import main  # noqa: PLC0415
     from rackwise.node.config import parse_overrides  # noqa: PLC0415
 
     overrides = parse_overrides(args.override, args.non_options)

@@ -1,6 +1,6 @@
 """``rackwise cluster up`` and ``rackwise cluster down``: a local cluster of processes, one
 controller (node id 3000) and N brokers (ids 1..N) on 127.0.0.1, in a directory (default
-``./rackwise-cluster``). The work is :mod:`rackwise.node.cluster`'s."""
+``./rackwise-cluster``). The work is :mod:`rackwise.cluster.local`'s."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 from rackwise.cli._table import render
 from rackwise.cli.broker import add_override_arguments
-from rackwise.node.cluster import (
+from rackwise.cluster.local import (
     DEFAULT_DIR,
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_STOP_GRACE_S,
     down,
     up,
 )
-from rackwise.node.cluster_plan import NodeState, cluster_document, parse_racks
+from rackwise.cluster.plan import NodeState, cluster_document, parse_racks
 from rackwise.node.config import parse_overrides
 
 

@@ -4,7 +4,7 @@ record that keeps them in ``__consumer_offsets`` (Kafka's ``ClassicGroup`` and
 
 Goals
     * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group, so that
-      the node layer (:mod:`rackwise.node.group_membership`) only adds time and waiting: which
+      the node layer (:mod:`rackwise.coordinator.membership`) only adds time and waiting: which
       members there are, who leads, which protocol the group runs, whether every member has
       rejoined, and what a commit, a heartbeat or a sync is answered.
     * :func:`encode_metadata` / :func:`decode_metadata`: ``GroupMetadataValue`` byte for byte

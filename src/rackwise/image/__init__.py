@@ -13,6 +13,7 @@ from rackwise.image.model import (
     MetadataImage,
     PartitionRegistration,
     TopicImage,
+    endpoint_on,
 )
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "PartitionRegistration",
     "ReplayError",
     "TopicImage",
+    "endpoint_on",
     "replay",
 ]

@@ -43,6 +43,17 @@ from rackwise.records.metadata import (
 
 BrokerRegistration = RegisterBrokerRecord
 """A broker as the image holds it: its current registration, as a record."""
+
+
+def endpoint_on(broker: BrokerRegistration, listener_name: str) -> Any | None:
+    """The broker's endpoint on the listener named ``listener_name``, or None when it has none
+    (Kafka's ``BrokerRegistration.node(listenerName)``)."""
+    for endpoint in broker.end_points:
+        if endpoint.name == listener_name:
+            return endpoint
+    return None
+
+
 PartitionRegistration = PartitionRecord
 """A partition as the image holds it: its whole current state, as a record."""
 

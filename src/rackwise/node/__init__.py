@@ -1,11 +1,16 @@
-"""Processes: a controller or a broker, configured from a ``.properties`` file, serving
-Kafka's protocol through :mod:`rackwise.net`.
+"""What every server process shares, broker or controller.
 
 * :mod:`~rackwise.node.config`: the ``.properties`` syntax and the keys each role accepts
-  (:func:`load_node_config` -> :class:`NodeConfig`).
-* :mod:`~rackwise.node.process`: what every process shares: logging to stderr, the ready line,
-  signal handling.
-* :mod:`~rackwise.node.controller`: the controller process (KIP-631) over a
-  :class:`~rackwise.metalog.FileMetadataLog`; :mod:`~rackwise.node.controller_apis` turns wire
-  requests into :mod:`rackwise.controller.messages` and replies back into wire responses.
+  (:func:`load_node_config` -> :class:`NodeConfig`); :mod:`~rackwise.node.data_config` and
+  :mod:`~rackwise.node.dynamic_config`, the data path's keys and the ones that change at run
+  time.
+* :mod:`~rackwise.node.meta_properties`: ``meta.properties`` in each log directory.
+* :mod:`~rackwise.node.process`: logging to stderr, the ready line, signal handling;
+  :mod:`~rackwise.node.loop_thread`, an event loop on a thread of its own.
+* :mod:`~rackwise.node.acl_apis`: the ACL APIs as both listeners answer them without an
+  authorizer.
+
+The processes themselves have packages of their own: :mod:`rackwise.broker`,
+:mod:`rackwise.controller_node`, the group coordinator's :mod:`rackwise.coordinator`, and the
+local-cluster tool :mod:`rackwise.cluster`.
 """

@@ -43,7 +43,7 @@ from rackwise.node.config import load_properties
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 from rackwise.storage.checkpoints import atomic_write
 
-LOG: Final = logging.getLogger("rackwise.node.broker")
+LOG: Final = logging.getLogger("rackwise.broker.server")
 
 META_PROPERTIES: Final = "meta.properties"
 RESERVED_UUIDS: Final = 100

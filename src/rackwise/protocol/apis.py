@@ -56,7 +56,7 @@ Goals
     producer with a ``transactional.id`` fails for good at its first request, FindCoordinator
     for its transactional id, answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as Kafka
     answers a client not allowed the id; InitProducerId with a transactional id is refused too
-    (see :mod:`rackwise.node.producer_ids`).
+    (see :mod:`rackwise.broker.producer_ids`).
 
 Constraints
     Every range is intersected with the versions kio 0.6.5 has classes for (the effective

@@ -3,4 +3,4 @@ ISR (:mod:`~rackwise.replica.partition`), this broker's partitions following the
 (:mod:`~rackwise.replica.manager`), requests waiting on a condition
 (:mod:`~rackwise.replica.purgatory`) and the replica selectors for consumers fetching from
 followers (:mod:`~rackwise.replica.selector`). No sockets: the broker process wires them to
-the network (:mod:`rackwise.node.data_apis`, :mod:`rackwise.node.replica_fetcher`)."""
+the network (:mod:`rackwise.broker.data_apis`, :mod:`rackwise.broker.replica_fetcher`)."""

@@ -1,0 +1,232 @@
+"""The requests of the controller listener, one entry per API: how the active controller answers
+it and how it is answered with an error (Kafka's ``ControllerApis`` dispatch).
+
+Goals
+    * One table serves both sides of a quorum: the active controller runs an entry's
+      ``answer`` (through the group commit when the request writes records), a controller that
+      is not active answers every entry with NOT_CONTROLLER, in that request's own shape, from
+      the same entry's ``error``.
+    * A typed error raised while answering (a bad argument, an unknown topic) becomes that
+      request's error response, whether or not the request writes.
+
+Constraints
+    Pure: an ``answer`` reads the request and calls the :class:`Controller`; the node supplies
+    the commit and the I/O. Registrations, heartbeats and producer id blocks have entries
+    without ``answer``: the node answers them itself (they feed its fencing and leases).
+
+Worked example
+    A CreateTopics v7 reaches a controller that is not active: ``ENTRIES[CREATE_TOPICS].error``
+    answers every topic of the request with NOT_CONTROLLER (41). On the active controller the
+    same entry's ``answer`` creates the topics inside the next group commit and the response
+    goes out once the records are durable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from rackwise.controller import ApiError, Controller
+from rackwise.controller_node import apis
+from rackwise.node import acl_apis
+from rackwise.node.config import NodeConfig
+from rackwise.protocol import ApiKey, make, response_class
+
+METADATA_TOPIC: Final = "__cluster_metadata"
+
+Answer = Callable[[Controller, Any], Any]
+"""The response message to a decoded request body."""
+Error = Callable[[Any, ApiError], Any]
+"""The response message carrying a typed error, in the request body's version."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    error: Error
+    answer: Answer | None = None
+    """None: the node answers it itself (module docstring)."""
+    writes: bool = True
+    """Runs in a group commit and is answered once its records are durable."""
+
+
+def _alter_partition(controller: Controller, body: Any) -> Any:
+    results = controller.alter_partition(apis.alter_partition_args(body))
+    return apis.alter_partition_response(body, results)
+
+
+def _assign_replicas_to_dirs(controller: Controller, body: Any) -> Any:
+    broker_id, broker_epoch, items = apis.assign_replicas_to_dirs_args(body)
+    codes = controller.assign_replicas_to_dirs(broker_id, broker_epoch, items)
+    return apis.assign_replicas_to_dirs_response(body, codes)
+
+
+def _assign_replicas_to_dirs_error(body: Any, error: ApiError) -> Any:
+    return apis.assign_replicas_to_dirs_response(body, {}, error)
+
+
+def _create_topics(controller: Controller, body: Any) -> Any:
+    results = controller.create_topics(
+        apis.create_topics_args(body), validate_only=bool(body.validate_only)
+    )
+    return apis.create_topics_response(body, results)
+
+
+def _create_partitions(controller: Controller, body: Any) -> Any:
+    results = controller.create_partitions(
+        apis.create_partitions_args(body), validate_only=bool(body.validate_only)
+    )
+    return apis.create_partitions_response(body, results)
+
+
+def _delete_topics(controller: Controller, body: Any) -> Any:
+    names, ids = apis.delete_topics_args(body)
+    return apis.delete_topics_response(body, controller.delete_topics(names, ids))
+
+
+def _alter_partition_reassignments(controller: Controller, body: Any) -> Any:
+    topics, allow_rf_change = apis.alter_partition_reassignments_args(body)
+    results = controller.alter_partition_reassignments(
+        topics, allow_replication_factor_change=allow_rf_change
+    )
+    return apis.alter_partition_reassignments_response(body, results)
+
+
+def _list_partition_reassignments(controller: Controller, body: Any) -> Any:
+    listed = controller.list_partition_reassignments(apis.list_partition_reassignments_args(body))
+    return apis.list_partition_reassignments_response(body, listed)
+
+
+def _create_replica_placement(controller: Controller, body: Any) -> Any:
+    reply = controller.create_replica_placement(apis.replica_placement_args(body))
+    return apis.replica_placement_response(body, reply)
+
+
+def _create_replica_placement_error(body: Any, error: ApiError) -> Any:
+    return make(
+        response_class(ApiKey.CREATE_REPLICA_PLACEMENT, int(type(body).__version__)),
+        throttle_time_ms=0,
+        replica_placement=[],
+        error_code=error.error_code,
+        error_message=error.message,
+    )
+
+
+def _describe_configs(controller: Controller, body: Any) -> Any:
+    results = controller.describe_configs(apis.describe_configs_args(body))
+    return apis.describe_configs_response(body, results)
+
+
+def _describe_configs_error(body: Any, error: ApiError) -> Any:
+    """Every resource of the request with ``error`` and no configs."""
+    return make(
+        response_class(ApiKey.DESCRIBE_CONFIGS, int(type(body).__version__)),
+        throttle_time=0,
+        results=[
+            {
+                "error_code": error.error_code,
+                "error_message": error.message,
+                "resource_type": int(r.resource_type),
+                "resource_name": str(r.resource_name),
+                "configs": [],
+            }
+            for r in body.resources
+        ],
+    )
+
+
+def _elect_leaders(controller: Controller, body: Any) -> Any:
+    election, partitions = apis.elect_leaders_args(body)
+    return apis.elect_leaders_response(body, controller.elect_leaders(election, partitions))
+
+
+def _incremental_alter_configs(controller: Controller, body: Any) -> Any:
+    results = controller.incremental_alter_configs(
+        apis.alter_configs_args(body), validate_only=bool(body.validate_only)
+    )
+    return apis.alter_configs_response(body, results)
+
+
+def _alter_configs(controller: Controller, body: Any) -> Any:
+    results = controller.alter_configs(
+        apis.legacy_alter_configs_args(body), validate_only=bool(body.validate_only)
+    )
+    return apis.alter_configs_response(body, results)
+
+
+def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
+    """An ACL API: the same answer from any controller, read-only."""
+    return Entry(
+        lambda body, _error: respond(body), lambda _controller, body: respond(body), writes=False
+    )
+
+
+ENTRIES: Final[Mapping[int, Entry]] = {
+    ApiKey.BROKER_REGISTRATION: Entry(lambda body, e: apis.registration_response(body, None, e)),
+    ApiKey.BROKER_HEARTBEAT: Entry(lambda body, e: apis.heartbeat_response(body, None, e)),
+    ApiKey.ALLOCATE_PRODUCER_IDS: Entry(apis.allocate_producer_ids_error),
+    ApiKey.ALTER_PARTITION: Entry(apis.alter_partition_error, _alter_partition),
+    ApiKey.ASSIGN_REPLICAS_TO_DIRS: Entry(_assign_replicas_to_dirs_error, _assign_replicas_to_dirs),
+    ApiKey.CREATE_TOPICS: Entry(apis.create_topics_error, _create_topics),
+    ApiKey.CREATE_PARTITIONS: Entry(apis.create_partitions_error, _create_partitions),
+    ApiKey.DELETE_TOPICS: Entry(apis.delete_topics_error, _delete_topics),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: Entry(
+        apis.alter_partition_reassignments_error, _alter_partition_reassignments
+    ),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: Entry(
+        apis.list_partition_reassignments_error, _list_partition_reassignments, writes=False
+    ),
+    ApiKey.CREATE_REPLICA_PLACEMENT: Entry(
+        _create_replica_placement_error, _create_replica_placement, writes=False
+    ),
+    ApiKey.DESCRIBE_CONFIGS: Entry(_describe_configs_error, _describe_configs, writes=False),
+    ApiKey.ELECT_LEADERS: Entry(apis.elect_leaders_error, _elect_leaders),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(apis.alter_configs_error, _incremental_alter_configs),
+    ApiKey.ALTER_CONFIGS: Entry(apis.alter_configs_error, _alter_configs),
+    # No authorizer: every controller, active or not, answers as Kafka's AclApis without one.
+    ApiKey.DESCRIBE_ACLS: _no_authorizer(acl_apis.describe_acls),
+    ApiKey.CREATE_ACLS: _no_authorizer(acl_apis.create_acls),
+    ApiKey.DELETE_ACLS: _no_authorizer(acl_apis.delete_acls),
+}
+
+
+def describe_quorum_response(
+    version: int,
+    config: NodeConfig,
+    *,
+    leader_id: int,
+    leader_epoch: int,
+    high_watermark: int,
+    voters: list[dict[str, Any]],
+    error_code: int = 0,
+) -> Any:
+    """DescribeQuorum's answer for ``__cluster_metadata``-0: the leader, its epoch and high
+    watermark, each voter's state, and the voters' endpoints on this controller's listener (a
+    controller named in no ``controller.quorum.voters`` gives its own)."""
+    endpoint = config.controller_endpoint
+    addresses = [(v.node_id, v.host, v.port) for v in config.voters] or [
+        (config.node_id, endpoint.host, endpoint.port)
+    ]
+    partition = {
+        "partition_index": 0,
+        "error_code": error_code,
+        "error_message": None,
+        "leader_id": leader_id,
+        "leader_epoch": leader_epoch,
+        "high_watermark": high_watermark,
+        "current_voters": voters,
+        "observers": [],
+    }
+    return make(
+        response_class(ApiKey.DESCRIBE_QUORUM, version),
+        error_code=0,
+        error_message=None,
+        topics=[{"topic_name": METADATA_TOPIC, "partitions": [partition]}],
+        nodes=[
+            {
+                "node_id": node_id,
+                "listeners": [{"name": endpoint.listener_name, "host": host, "port": port}],
+            }
+            for node_id, host, port in addresses
+        ],
+    )
