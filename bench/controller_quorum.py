@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller import create_topic, register_brokers
+from controller_requests import create_topic, register_brokers
 from rackwise.cluster.local import down, up
 from rackwise.net import KafkaConnection
 from rackwise.node.process import parse_ready_line
