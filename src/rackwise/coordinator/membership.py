@@ -73,12 +73,11 @@ from rackwise.groups.classic import (
     ClassicGroup,
     Member,
     Protocols,
-    decode_metadata,
-    encode_metadata,
     generate_member_id,
     restored,
     stored,
 )
+from rackwise.groups.group_metadata import decode_metadata, encode_metadata
 from rackwise.groups.offsets import (
     NONE,
     UNKNOWN_MEMBER_ID,
