@@ -3,17 +3,19 @@
 what of them the ``GroupMetadataValue`` record keeps in ``__consumer_offsets``.
 
 Goals
-    * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group, so that
-      the node layer (:mod:`rackwise.coordinator.membership`) only adds time and waiting: which
+    * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group (which
       members there are, who leads, which protocol the group runs, whether every member has
-      rejoined, and what a commit, a heartbeat or a sync is answered.
+      rejoined, and what a commit, a heartbeat or a sync is answered), which the
+      coordinator's rebalance rules (:mod:`rackwise.coordinator.joins`,
+      :mod:`rackwise.coordinator.rebalance`) and its waiting and timers
+      (:mod:`rackwise.coordinator.membership`) build on.
     * :func:`stored` / :func:`restored`: a group as its ``GroupMetadataValue`` keeps it, and
       the group a loaded one describes; the record's bytes are
       :mod:`rackwise.groups.group_metadata`'s.
 
 Constraints
     * Pure: no clock and no event loop. A member's pending JoinGroup and SyncGroup answers are
-      opaque slots (``join_waiter``, ``sync_waiter``) that the node layer fills and empties;
+      opaque slots (``join_waiter``, ``sync_waiter``) that the coordinator fills and empties;
       here only whether they are filled counts ("awaiting join" in Kafka's words).
     * States and transitions are Kafka's (``ClassicGroupState``): Empty, PreparingRebalance,
       CompletingRebalance, Stable and Dead; a transition Kafka does not allow raises.
@@ -97,9 +99,9 @@ class Member:
     """Joined in the current rebalance and not yet given a generation: its session may expire
     even while its JoinGroup waits."""
     join_waiter: Any = field(default=None, repr=False)
-    """The member's JoinGroup waiting for the rebalance (set by the node layer)."""
+    """The member's JoinGroup waiting for the rebalance (set by the coordinator)."""
     sync_waiter: Any = field(default=None, repr=False)
-    """The member's SyncGroup waiting for the leader's assignment (set by the node layer)."""
+    """The member's SyncGroup waiting for the leader's assignment (set by the coordinator)."""
 
     @property
     def awaiting_join(self) -> bool:
