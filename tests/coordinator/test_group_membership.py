@@ -26,10 +26,9 @@ from rackwise.groups.classic import (
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
-    decode_metadata,
-    encode_metadata,
     stored,
 )
+from rackwise.groups.group_metadata import decode_metadata, encode_metadata
 from rackwise.groups.offsets import (
     ILLEGAL_GENERATION,
     NONE,

@@ -1,6 +1,7 @@
 """What the classic group APIs read and answer: a JoinGroup as the coordinator reads it, the
 JoinGroup and SyncGroup answers' values (Kafka's response defaults), and the error codes the
-membership answers with (pure values; :mod:`rackwise.coordinator.membership` decides them)."""
+membership answers with (pure values; the rules of :mod:`rackwise.coordinator.joins` and
+:mod:`rackwise.coordinator.rebalance` decide them)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ NOT_COORDINATOR: Final = 16
 REBALANCE_IN_PROGRESS: Final = 27
 MEMBER_ID_REQUIRED: Final = 79
 GROUP_MAX_SIZE_REACHED: Final = 81
+
+Waiter = asyncio.Future[dict[str, Any]]
+"""A JoinGroup or SyncGroup waiting for its answer's values (the event loop's future)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +62,3 @@ def sync_answer(code: int, **fields: Any) -> dict[str, Any]:
         "assignment": b"",
         **fields,
     }
-
-
-def complete(waiter: asyncio.Future[dict[str, Any]] | None, answer: dict[str, Any]) -> None:
-    """Answer a waiting request, unless it has no waiter or was answered already."""
-    if waiter is not None and not waiter.done():
-        waiter.set_result(answer)

@@ -72,7 +72,7 @@ from rackwise.groups.offsets import (
     OffsetsFormatError,
     partition_for,
 )
-from rackwise.image import MetadataImage, endpoint_on
+from rackwise.image import MetadataImage, TopicImage, endpoint_on
 from rackwise.node.data_config import DataPathConfig
 from rackwise.replica.manager import ReplicaManager
 from rackwise.storage.batch import build_batch
@@ -167,7 +167,7 @@ class GroupCoordinator:
         """Loop time before which ``__consumer_offsets`` is not asked for again."""
         self.membership = GroupMembership(config, self.append)
         """The classic groups' members, over the same partitions."""
-        self._known_topics: Mapping[uuid.UUID, Any] | None = None
+        self._known_topics: Mapping[uuid.UUID, TopicImage] | None = None
         """The image's topics when last looked at, to see which were deleted."""
         self._expiry: asyncio.TimerHandle | None = None
         self._cleanups: set[asyncio.Task[None]] = set()

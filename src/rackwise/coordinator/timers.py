@@ -1,22 +1,31 @@
-"""The timers and background writes of the classic groups, on the broker's event loop.
+"""The timers, clock and background writes of the classic groups, on the broker's event loop.
 
 A timer has a key (its kind, the group id, and a member id for a session) and replaces the
 timer of the same key; it fires only if its guard still holds (the group is still the live
 one of a partition still loaded here), and an action that raises is logged, never let out
 into the event loop. Background writes (stores of group metadata) are tasks kept until they
-end, so that closing cancels them."""
+end, so that closing cancels them. The rules are given the time by a :data:`Clock`, the wall
+clock's milliseconds unless another is given."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
+from rackwise.coordinator.effects import TimerKey
+
 LOG: Final = logging.getLogger("rackwise.node.groups")
 
-TimerKey = tuple[str, ...]
-"""``(kind, group id[, member id])``."""
+Clock = Callable[[], int]
+"""The time in milliseconds since the epoch, as the groups' records and states keep it."""
+
+
+def wall_clock_ms() -> int:
+    """The wall clock, in milliseconds since the epoch (Kafka's ``time.milliseconds()``)."""
+    return int(time.time() * 1000)
 
 
 class GroupTimers:

@@ -1,18 +1,21 @@
-"""Classic consumer groups: their members, states and generations, and the ``GroupMetadataValue``
-record that keeps them in ``__consumer_offsets`` (Kafka's ``ClassicGroup`` and
-``ClassicGroupMember``, for the JoinGroup / SyncGroup / Heartbeat / LeaveGroup protocol).
+"""Classic consumer groups: their members, states and generations (Kafka's ``ClassicGroup`` and
+``ClassicGroupMember``, for the JoinGroup / SyncGroup / Heartbeat / LeaveGroup protocol), and
+what of them the ``GroupMetadataValue`` record keeps in ``__consumer_offsets``.
 
 Goals
-    * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group, so that
-      the node layer (:mod:`rackwise.coordinator.membership`) only adds time and waiting: which
+    * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group (which
       members there are, who leads, which protocol the group runs, whether every member has
-      rejoined, and what a commit, a heartbeat or a sync is answered.
-    * :func:`encode_metadata` / :func:`decode_metadata`: ``GroupMetadataValue`` byte for byte
-      as Kafka writes it (version 3), and every version Kafka has written read back (0-4).
+      rejoined, and what a commit, a heartbeat or a sync is answered), which the
+      coordinator's rebalance rules (:mod:`rackwise.coordinator.joins`,
+      :mod:`rackwise.coordinator.rebalance`) and its waiting and timers
+      (:mod:`rackwise.coordinator.membership`) build on.
+    * :func:`stored` / :func:`restored`: a group as its ``GroupMetadataValue`` keeps it, and
+      the group a loaded one describes; the record's bytes are
+      :mod:`rackwise.groups.group_metadata`'s.
 
 Constraints
     * Pure: no clock and no event loop. A member's pending JoinGroup and SyncGroup answers are
-      opaque slots (``join_waiter``, ``sync_waiter``) that the node layer fills and empties;
+      opaque slots (``join_waiter``, ``sync_waiter``) that the coordinator fills and empties;
       here only whether they are filled counts ("awaiting join" in Kafka's words).
     * States and transitions are Kafka's (``ClassicGroupState``): Empty, PreparingRebalance,
       CompletingRebalance, Stable and Dead; a transition Kafka does not allow raises.
@@ -32,23 +35,24 @@ Worked example
 
 from __future__ import annotations
 
-import struct
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.groups.group_metadata import (
+    NO_TIMESTAMP,
+    StoredGroup,
+    StoredMember,
+    subscription_topics,
+)
 from rackwise.groups.offsets import (
     ILLEGAL_GENERATION,
     NONE,
     UNKNOWN_MEMBER_ID,
     OffsetsFormatError,
-    encoded_string,
     java_string_hash,
-    read_record,
-    required_string,
 )
-from rackwise.protocol.frame_cursor import FrameCursor
 
 COORDINATOR_NOT_AVAILABLE: Final = 15
 REBALANCE_IN_PROGRESS: Final = 27
@@ -71,15 +75,8 @@ _VALID_PREVIOUS: Final = {
 }
 
 CONSUMER_PROTOCOL_TYPE: Final = "consumer"
-METADATA_VERSION: Final = 3
-"""The ``GroupMetadataValue`` version Kafka 4 writes (``groupMetadataValueVersion``)."""
-NO_TIMESTAMP: Final = -1
 UNKNOWN_MEMBER: Final = ""
 """Kafka's ``UNKNOWN_MEMBER_ID``: the member id of a JoinGroup from a new member."""
-
-_I16: Final = struct.Struct(">h")
-_I32: Final = struct.Struct(">i")
-_I64: Final = struct.Struct(">q")
 
 Protocols = tuple[tuple[str, bytes], ...]
 """A member's protocols in its order of preference: (name, metadata)."""
@@ -102,9 +99,9 @@ class Member:
     """Joined in the current rebalance and not yet given a generation: its session may expire
     even while its JoinGroup waits."""
     join_waiter: Any = field(default=None, repr=False)
-    """The member's JoinGroup waiting for the rebalance (set by the node layer)."""
+    """The member's JoinGroup waiting for the rebalance (set by the coordinator)."""
     sync_waiter: Any = field(default=None, repr=False)
-    """The member's SyncGroup waiting for the leader's assignment (set by the node layer)."""
+    """The member's SyncGroup waiting for the leader's assignment (set by the coordinator)."""
 
     @property
     def awaiting_join(self) -> bool:
@@ -451,58 +448,6 @@ def _java_hashmap_slot(name: str) -> int:
     return (h ^ (h >> 16)) & 15
 
 
-# ---- ConsumerProtocolSubscription ---------------------------------------------------------
-
-
-def subscription_topics(metadata: bytes) -> list[str]:
-    """The topics of a ``ConsumerProtocolSubscription`` (read as version 0, the prefix of every
-    version, as Kafka reads it)."""
-    what = "a consumer protocol subscription"
-
-    def read(cursor: FrameCursor) -> list[str]:
-        cursor.int16()
-        return [required_string(cursor, what) for _ in range(cursor.count("topics"))]
-
-    return read_record(metadata, what, flexible=False, read=read)
-
-
-# ---- GroupMetadataValue -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMember:
-    """A member as ``GroupMetadataValue`` keeps it."""
-
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    subscription: bytes
-    assignment: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGroup:
-    """A ``GroupMetadataValue``: a classic group as of its last stored generation."""
-
-    protocol_type: str
-    generation: int
-    protocol: str | None
-    leader: str | None
-    state_timestamp_ms: int
-    members: tuple[StoredMember, ...]
-
-
-def _nullable_string(text: str | None) -> bytes:
-    return _I16.pack(-1) if text is None else encoded_string(text)
-
-
-def _bytes(data: bytes) -> bytes:
-    return _I32.pack(len(data)) + data
-
-
 def stored(group: ClassicGroup, assignment: dict[str, bytes] | None = None) -> StoredGroup:
     """What Kafka stores of ``group`` (``newGroupMetadataRecord``): no members before a
     protocol is chosen (a new group), else each with its subscription and its assignment from
@@ -529,80 +474,6 @@ def stored(group: ClassicGroup, assignment: dict[str, bytes] | None = None) -> S
         group.state_timestamp_ms,
         members,
     )
-
-
-def encode_metadata(value: StoredGroup) -> bytes:
-    """A ``GroupMetadataValue``, version 3."""
-    parts = [
-        _I16.pack(METADATA_VERSION),
-        encoded_string(value.protocol_type),
-        _I32.pack(value.generation),
-        _nullable_string(value.protocol),
-        _nullable_string(value.leader),
-        _I64.pack(value.state_timestamp_ms),
-        _I32.pack(len(value.members)),
-    ]
-    for m in value.members:
-        parts += [
-            encoded_string(m.member_id),
-            _nullable_string(m.instance_id),
-            encoded_string(m.client_id),
-            encoded_string(m.client_host),
-            _I32.pack(m.rebalance_timeout_ms),
-            _I32.pack(m.session_timeout_ms),
-            _bytes(m.subscription),
-            _bytes(m.assignment),
-        ]
-    return b"".join(parts)
-
-
-def decode_metadata(value: bytes) -> StoredGroup:
-    """A ``GroupMetadataValue`` of any version Kafka has written (0-4; 4 is flexible)."""
-    what = "a group metadata value"
-    version = read_record(value, what, flexible=False, read=FrameCursor.int16)
-    if version < 0 or version > 4:
-        raise OffsetsFormatError(f"unknown group metadata value version {version}")
-
-    def data(cursor: FrameCursor) -> bytes:
-        size = cursor.uvarint() - 1 if cursor.flexible else cursor.int32()
-        return bytes(cursor.take(size))
-
-    def member(cursor: FrameCursor) -> StoredMember:
-        member_id = required_string(cursor, what)
-        instance_id = cursor.nullable_string() if version >= 3 else None
-        client_id = required_string(cursor, what)
-        client_host = required_string(cursor, what)
-        rebalance_ms = cursor.int32() if version >= 1 else -1
-        session_ms = cursor.int32()
-        subscription, assignment = data(cursor), data(cursor)
-        if cursor.flexible:
-            cursor.skip_tags()
-        if rebalance_ms < 0:
-            rebalance_ms = session_ms
-        return StoredMember(
-            member_id,
-            instance_id,
-            client_id,
-            client_host,
-            rebalance_ms,
-            session_ms,
-            subscription,
-            assignment,
-        )
-
-    def read(cursor: FrameCursor) -> StoredGroup:
-        cursor.position = 2
-        protocol_type = required_string(cursor, what)
-        generation = cursor.int32()
-        protocol = cursor.nullable_string()
-        leader = cursor.nullable_string()
-        timestamp = cursor.int64() if version >= 2 else NO_TIMESTAMP
-        members = tuple(member(cursor) for _ in range(cursor.count("members")))
-        if cursor.flexible:
-            cursor.skip_tags()
-        return StoredGroup(protocol_type, generation, protocol, leader, timestamp, members)
-
-    return read_record(value, what, flexible=version >= 4, read=read)
 
 
 def restored(group_id: str, value: StoredGroup) -> ClassicGroup:
