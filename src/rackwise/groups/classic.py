@@ -38,13 +38,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.java import java_string_hash
 from rackwise.groups.offsets import (
     ILLEGAL_GENERATION,
     NONE,
     UNKNOWN_MEMBER_ID,
     OffsetsFormatError,
     encoded_string,
-    java_string_hash,
     read_record,
     required_string,
 )
