@@ -625,7 +625,7 @@ def test_listing_keeps_consumer_groups_and_errors_carry_kafkas_text() -> None:
 class FakeCluster:
     """One broker (1) leading topic ``t`` (partitions 0-2, log ends 5, 3, 4, starts 0), and
     two groups: ``g`` Stable with one member owning ``t``, ``e`` Empty; a stand-in for
-    :class:`rackwise.cli._connections.Connections`."""
+    :class:`rackwise.client.connections.Connections`."""
 
     assignment = ConsumerProtocolAssignment(
         assigned_partitions=[
@@ -742,7 +742,7 @@ class FakeCluster:
 
 @pytest.fixture
 def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> list[FakeCluster]:
-    import rackwise.cli._connections as connections
+    from rackwise.client import connections
 
     made: list[FakeCluster] = []
 

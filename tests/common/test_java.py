@@ -82,6 +82,22 @@ def test_hashmap_order_matches_java() -> None:
     assert java_hashmap_order(JAVA["hashmap_keys"], java_string_hash) == JAVA["hashmap_order"]
 
 
+@given(st.lists(st.integers(min_value=-(2**31), max_value=2**31 - 1), max_size=40, unique=True))
+def test_hash_order_agrees_with_the_hashmap_port(keys: list[int]) -> None:
+    try:
+        expected = java_hashmap_order(keys, lambda k: k)
+    except IllegalArgumentException:  # a bucket Java would make a tree: modelled by neither
+        return
+    assert java_hashmap_order(keys, lambda k: k, exact=False) == expected
+
+
+def test_a_presized_map_orders_by_its_smaller_table() -> None:
+    # Two directories in a HashMap sized for two: a table of 4 buckets, not 16.
+    keys = [4, 1]
+    assert java_hashmap_order(keys, lambda k: k) == [1, 4]
+    assert java_hashmap_order(keys, lambda k: k, initial=2) == [4, 1]
+
+
 def test_collections_shuffle_draws() -> None:
     # Collections.shuffle: for i from size down to 2, swap(i - 1, nextInt(i)).
     items = list(JAVA["shuffle_in"])

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rackwise.common.java import java_string_hash
 from rackwise.groups.offsets import (
     GROUP_ID_NOT_FOUND,
     ILLEGAL_GENERATION,
@@ -23,7 +24,6 @@ from rackwise.groups.offsets import (
     encode_group_key,
     encode_key,
     encode_value,
-    java_string_hash,
     partition_for,
 )
 

@@ -4,7 +4,8 @@ any connection is tried (Kafka's ``ClientUtils.parseAndValidateAddresses``, same
 Each comma-separated entry, spaces trimmed and empty ones skipped, must read as ``host:port``
 (``[::1]:9092`` for an IPv6 host; a leading ``scheme://`` is allowed), with a port from 0 to
 65535; at least one entry must be given. ``localhost`` alone is refused: ``Invalid url in
-bootstrap.servers: localhost``.
+bootstrap.servers: localhost``. :func:`bootstrap_addresses` gives the checked entries as
+addresses.
 """
 
 from __future__ import annotations
@@ -30,3 +31,14 @@ def check_bootstrap_servers(text: str) -> str:
     if not entries:
         raise CommandError("No resolvable bootstrap urls given in bootstrap.servers")
     return text
+
+
+def bootstrap_addresses(text: str) -> list[tuple[str, int]]:
+    """``--bootstrap-server`` as addresses, once Kafka's checks pass (``[::1]:9092`` too)."""
+    check_bootstrap_servers(text)
+    addresses = []
+    for entry in (e.strip() for e in text.split(",")):
+        if entry:
+            host, _, port = entry.split("://")[-1].rpartition(":")
+            addresses.append((host.strip("[]"), int(port)))
+    return addresses

@@ -11,7 +11,7 @@ Goals
 
 Constraints
     * The requests are :class:`rackwise.client.groups.GroupsAdmin`'s, over rackwise's own
-      connections (:mod:`rackwise.cli._connections`); ``--timeout`` (ms, default 5000)
+      connections (:mod:`rackwise.client.connections`); ``--timeout`` (ms, default 5000)
       bounds each call and its retries, as it bounds the Java tool's admin calls.
     * Flags, option-combination errors and their wording are Kafka's
       (``ConsumerGroupCommandOptions.checkArgs``); they are one line ``error: ...``, exit 1,
@@ -134,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
 async def _run(
     action: str, args: argparse.Namespace, printer: Printer, config: dict[str, str]
 ) -> int:
-    from rackwise.cli._connections import Connections  # noqa: PLC0415
+    from rackwise.cli._servers import bootstrap_addresses  # noqa: PLC0415
+    from rackwise.client.connections import Connections  # noqa: PLC0415
     from rackwise.client.groups import GroupsAdmin, GroupsError  # noqa: PLC0415
 
     # --timeout bounds every call, as the tool sets it on every admin call's options (which
@@ -142,7 +143,7 @@ async def _run(
     timeout_ms = max(int(args.timeout), 1)
     request_timeout_ms = int(config.get("request.timeout.ms", timeout_ms))
     connections = Connections(
-        args.bootstrap_server,
+        bootstrap_addresses(args.bootstrap_server),
         timeout_s=max(request_timeout_ms, 1) / 1000,
         client_id=config.get("client.id", "rackwise-consumer-groups"),
     )

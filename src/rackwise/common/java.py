@@ -5,7 +5,8 @@
 * :class:`MockRandom` is the ``MockRandom`` of Kafka's tests (a 64-bit LCG behind the same
   ``nextInt``), so Kafka's own test expectations can be replayed.
 * :func:`java_string_key` sorts strings as ``String.compareTo`` does (UTF-16 code units).
-* :func:`java_hashmap_order` gives the iteration order of a ``java.util.HashMap``.
+* :func:`java_hashmap_order` gives the iteration order of a ``java.util.HashMap`` or
+  ``HashSet``, of the default size or created for a given capacity.
 
 Drawing many numbers at once (:meth:`JavaRandom.next_ints`) jumps the generator ahead with
 precomputed powers of its multiplier, so a million draws cost a few NumPy passes instead of a
@@ -207,14 +208,20 @@ _MIN_TREEIFY_CAPACITY = 64
 
 
 def java_hashmap_order(
-    keys: Sequence[K], hash_code: Callable[[K], int], *, exact: bool = True
+    keys: Sequence[K],
+    hash_code: Callable[[K], int],
+    *,
+    exact: bool = True,
+    initial: int = _INITIAL_CAPACITY,
 ) -> list[K]:
-    """The iteration order of a ``java.util.HashMap`` after ``put`` of ``keys`` in order.
+    """The iteration order of a ``java.util.HashMap`` (or ``HashSet``) after ``put`` of
+    ``keys`` in order.
 
     A HashMap iterates its table bucket by bucket, and a bucket in insertion order (a resize
     splits a bucket without reordering it), so the order depends only on the final table size.
-    The table starts at 16 buckets and doubles when the size passes three quarters of it, or
-    when a ninth entry lands in one bucket while the table is smaller than 64 (``treeifyBin``).
+    The table starts at 16 buckets (``new HashMap<>(initial)``: ``tableSizeFor(initial)``, the
+    power of two at least ``initial``) and doubles when the size passes three quarters of it,
+    or when a ninth entry lands in one bucket while the table is smaller than 64 (``treeifyBin``).
     The bucket of a key is ``(h ^ (h >>> 16)) & (capacity - 1)``. A bucket that Java turns into
     a tree (nine entries in a table of 64 or more) is ordered by the tree, which is not
     modelled: with ``exact`` it raises, so a caller never gets a silently wrong order; without,
@@ -222,7 +229,7 @@ def java_hashmap_order(
     """
     distinct = list(dict.fromkeys(keys))
     spread = [_spread(hash_code(k)) for k in distinct]
-    capacity = _INITIAL_CAPACITY
+    capacity = _table_size_for(initial)
     counts: dict[int, int] = {}
     for size, h in enumerate(spread, start=1):
         bucket = h & (capacity - 1)
@@ -240,6 +247,14 @@ def java_hashmap_order(
             counts = _bucket_counts(spread[:size], capacity)
     order = sorted(range(len(distinct)), key=lambda i: spread[i] & (capacity - 1))
     return [distinct[i] for i in order]
+
+
+def _table_size_for(capacity: int) -> int:
+    """Java's ``HashMap.tableSizeFor``: the power of two at least ``capacity`` (1 for 0)."""
+    size = 1
+    while size < capacity:
+        size *= 2
+    return size
 
 
 def _spread(hash_code: int) -> int:

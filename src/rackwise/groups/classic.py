@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.java import java_string_hash
 from rackwise.groups.group_metadata import (
     NO_TIMESTAMP,
     StoredGroup,
@@ -51,7 +52,6 @@ from rackwise.groups.offsets import (
     NONE,
     UNKNOWN_MEMBER_ID,
     OffsetsFormatError,
-    java_string_hash,
 )
 
 COORDINATOR_NOT_AVAILABLE: Final = 15

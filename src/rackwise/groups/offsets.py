@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from rackwise.common.errors import RackwiseError
+from rackwise.common.java import java_string_hash
 from rackwise.protocol.frame_cursor import FrameCursor
 
 T = TypeVar("T")
@@ -86,15 +87,6 @@ class CommittedOffset:
     commit_timestamp_ms: int = 0
     expire_timestamp_ms: int = NO_EXPIRE_TIMESTAMP
     """When an OffsetCommit v2-v4 asked for a retention time, the commit time plus it."""
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode``: over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for (unit,) in struct.iter_unpack(">H", data):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def partition_for(group_id: str, num_partitions: int) -> int:

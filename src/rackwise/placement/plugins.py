@@ -9,11 +9,11 @@ replicas, only candidate brokers, no broker twice in a partition, and existing r
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from rackwise.common import PlacerPluginException, RandomSource
+from rackwise.common.plugins import PluginMessages, load_plugin
 from rackwise.placement.admin import RackAwareReplicaPlacer, RackUnawareReplicaPlacer
 from rackwise.placement.model import ClusterView, PlacementSpec, ReplicaPlacer
 from rackwise.placement.multilevel import MultiLevelReplicaPlacer
@@ -49,31 +49,30 @@ def create_placer(name_or_path: str, *, random: RandomSource | None = None) -> R
     return CheckedPlacer(_load(name_or_path, random), name_or_path, random)
 
 
+_MESSAGES: Final = PluginMessages(
+    not_imported="Replica placer plug-in {path!r} cannot be imported: {error}",
+    no_class="Replica placer plug-in {path!r}: module {module!r} has no class {cls!r}",
+    not_constructed="Replica placer plug-in {path!r} cannot be constructed: {error}",
+    no_method="Replica placer plug-in {path!r} has no place method",
+)
+
+
 def _load(path: str, random: RandomSource | None) -> Any:
-    module_name, _, class_name = path.partition(":")
+    return load_plugin(
+        path,
+        method="place",
+        messages=_MESSAGES,
+        error=PlacerPluginException,
+        construct=lambda cls: _construct(cls, random),
+    )
+
+
+def _construct(cls: Any, random: RandomSource | None) -> Any:
+    """``cls(random=random)``, or ``cls()`` when its constructor does not take ``random``."""
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise PlacerPluginException(
-            f"Replica placer plug-in {path!r} cannot be imported: {type(e).__name__}: {e}"
-        ) from e
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type):
-        raise PlacerPluginException(
-            f"Replica placer plug-in {path!r}: module {module_name!r} has no class {class_name!r}"
-        )
-    try:
-        try:
-            instance = cls(random=random)
-        except TypeError:
-            instance = cls()
-    except Exception as e:
-        raise PlacerPluginException(
-            f"Replica placer plug-in {path!r} cannot be constructed: {type(e).__name__}: {e}"
-        ) from e
-    if not callable(getattr(instance, "place", None)):
-        raise PlacerPluginException(f"Replica placer plug-in {path!r} has no place method")
-    return instance
+        return cls(random=random)
+    except TypeError:
+        return cls()
 
 
 class CheckedPlacer(ReplicaPlacer):

@@ -36,12 +36,12 @@ Worked example
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from rackwise.common.errors import RackwiseError
+from rackwise.common.plugins import PluginMessages, load_plugin
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +167,16 @@ BUILT_IN: Final[dict[str, type[ReplicaSelector]]] = {
     "multi-level": MultiLevelReplicaSelector,
 }
 DEFAULT_SELECTOR: Final = "org.apache.kafka.common.replica.LeaderSelector"
+_CANNOT_LOAD: Final = (
+    "Invalid value {path} for configuration replica.selector.class: cannot load it: {error}"
+)
+_MESSAGES: Final = PluginMessages(
+    not_imported=_CANNOT_LOAD,
+    no_class=_CANNOT_LOAD,
+    not_constructed=_CANNOT_LOAD,
+    no_method="Invalid value {path} for configuration replica.selector.class: "
+    "{cls} has no select(partition, client) method",
+)
 
 
 def load_selector(name: str) -> ReplicaSelector:
@@ -182,17 +192,12 @@ def load_selector(name: str) -> ReplicaSelector:
             f"Invalid value {name} for configuration replica.selector.class: expected one of "
             f"{', '.join(sorted(BUILT_IN))} or package.module:Class"
         )
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-        selector = cls()
-    except Exception as e:
-        raise SelectorPluginException(
-            f"Invalid value {name} for configuration replica.selector.class: cannot load it: "
-            f"{type(e).__name__}: {e}"
-        ) from e
-    if not callable(getattr(selector, "select", None)):
-        raise SelectorPluginException(
-            f"Invalid value {name} for configuration replica.selector.class: "
-            f"{class_name} has no select(partition, client) method"
-        )
-    return selector  # type: ignore[no-any-return]
+    selector: ReplicaSelector = load_plugin(
+        text,
+        method="select",
+        messages=_MESSAGES,
+        error=SelectorPluginException,
+        classes_only=False,
+        shown=name,
+    )
+    return selector

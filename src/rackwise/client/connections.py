@@ -2,19 +2,18 @@
 ``KafkaConnection`` (:mod:`rackwise.net`), one connection per broker address, opened on first
 use with its API versions negotiated, closed together at the end.
 
-A request to no particular node goes to the first bootstrap server that accepts a
-connection. A connection that fails is dropped and its error becomes a retriable
-:class:`~rackwise.client.groups.GroupsError` (NETWORK_EXCEPTION, or REQUEST_TIMED_OUT), so
-the caller's retries open it again; a broker that speaks no version of an API in the range
-asked for is UNSUPPORTED_VERSION, named with the address and the API.
+A request to no particular node goes to the first bootstrap server (of the addresses given,
+at least one) that accepts a connection. A connection that fails is dropped and its error
+becomes a retriable :class:`~rackwise.client.groups.GroupsError` (NETWORK_EXCEPTION, or
+REQUEST_TIMED_OUT), so the caller's retries open it again; a broker that speaks no version of
+an API in the range asked for is UNSUPPORTED_VERSION, named with the address and the API.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from rackwise.cli._servers import check_bootstrap_servers
 from rackwise.client.groups import GroupsError, Node
 from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
 from rackwise.protocol import ApiKey, ProtocolError
@@ -25,24 +24,17 @@ UNSUPPORTED_VERSION: Final = 35
 NO_VERSIONS: Final = (0, -1)
 
 
-def bootstrap_addresses(text: str) -> list[tuple[str, int]]:
-    """``--bootstrap-server`` as addresses, once Kafka's checks pass (``[::1]:9092`` too)."""
-    check_bootstrap_servers(text)
-    addresses = []
-    for entry in (e.strip() for e in text.split(",")):
-        if entry:
-            host, _, port = entry.split("://")[-1].rpartition(":")
-            addresses.append((host.strip("[]"), int(port)))
-    return addresses
-
-
 class Connections:
     """Connections to a cluster's brokers, by address (see the module docstring)."""
 
     def __init__(
-        self, bootstrap: str, *, timeout_s: float, client_id: str = "rackwise-consumer-groups"
+        self,
+        bootstrap: Sequence[tuple[str, int]],
+        *,
+        timeout_s: float,
+        client_id: str = "rackwise-consumer-groups",
     ) -> None:
-        self.bootstrap = bootstrap_addresses(bootstrap)
+        self.bootstrap = list(bootstrap)
         self.timeout_s = timeout_s
         self.client_id = client_id
         self._open: dict[tuple[str, int], KafkaConnection] = {}
@@ -78,7 +70,7 @@ class Connections:
                 return await self._connection(address)
             except GroupsError as e:
                 failure = e
-        assert failure is not None  # bootstrap_addresses returns at least one
+        assert failure is not None  # there is at least one bootstrap server
         raise failure
 
     async def send(
