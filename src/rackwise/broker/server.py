@@ -64,13 +64,8 @@ from rackwise.net import (
     start_server,
 )
 from rackwise.node import acl_apis
-from rackwise.node.config import (
-    BROKER_ROLE,
-    ConfigException,
-    Endpoint,
-    NodeConfig,
-    load_node_config,
-)
+from rackwise.node.addresses import Endpoint
+from rackwise.node.config import BROKER_ROLE, NodeConfig, load_node_config
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.node.loop_thread import LoopThread, Signal
@@ -81,6 +76,7 @@ from rackwise.node.meta_properties import (
     stored_cluster_id,
 )
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
+from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid
 from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
