@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.config import load_properties
 from rackwise.node.meta_properties import (
     BrokerStartupError,
     derived_cluster_id,
     ensure_log_dirs,
     stored_cluster_id,
 )
+from rackwise.node.properties_file import load_properties
 from rackwise.records import parse_kafka_uuid
 
 

@@ -18,8 +18,8 @@ from typing import Any, Final, TypeVar
 import pytest
 
 from rackwise.net import KafkaConnection
-from rackwise.node.config import load_properties
 from rackwise.node.process import parse_ready_line
+from rackwise.node.properties_file import load_properties
 from rackwise.protocol import ApiKey
 from rackwise.records import parse_kafka_uuid
 from tests.processes import ControllerProcess, controller_properties

@@ -16,7 +16,8 @@ from typing import Any, Final
 import pytest
 
 from rackwise.net import ServerLimits
-from rackwise.node.config import ConfigException, NodeConfig
+from rackwise.node.config import NodeConfig
+from rackwise.node.properties_file import ConfigException
 from tests.processes import ControllerProcess, controller_properties, run
 
 IDLE_MS: Final = 1000

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient
 
-from rackwise.node.config import ConfigException, NodeConfig, load_properties
+from rackwise.node.config import NodeConfig
+from rackwise.node.properties_file import ConfigException, load_properties
 from tests.broker.test_broker_processes import (
     HEARTBEAT_INTERVAL_MS,
     Cluster,

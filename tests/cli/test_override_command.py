@@ -21,12 +21,11 @@ from rackwise.node.config import (
     BROKER_ROLE,
     CONTROLLER_ROLE,
     ROLE_KEYS,
-    ConfigException,
     load_node_config,
     override_roles,
     overrides_for_role,
-    parse_overrides,
 )
+from rackwise.node.properties_file import ConfigException, parse_overrides
 from tests.command_line import rackwise
 
 CONTROLLER = NodeSpec(3000, "controller", "127.0.0.1", 9093)

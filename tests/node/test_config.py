@@ -6,14 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.config import (
-    ConfigException,
-    Endpoint,
-    NodeConfig,
-    Voter,
-    load_node_config,
-    load_properties,
-)
+from rackwise.node.addresses import Endpoint
+from rackwise.node.config import NodeConfig, load_node_config
+from rackwise.node.properties_file import ConfigException, load_properties
+from rackwise.raft.config import VoterEndpoint
 
 CONTROLLER = {
     "node.id": "1",
@@ -45,7 +41,7 @@ def test_a_controller() -> None:
     config = NodeConfig.from_properties(CONTROLLER)
     assert config.is_controller
     assert config.controller_endpoint == Endpoint("CONTROLLER", "127.0.0.1", 9093)
-    assert config.voters == (Voter(1, "127.0.0.1", 9093),)
+    assert config.voters == (VoterEndpoint(1, "127.0.0.1", 9093),)
     assert config.metadata_log_dir == Path("/tmp/meta")
     assert config.controller_config().controller_ids == frozenset({1})
 

@@ -8,9 +8,10 @@ import uuid
 import pytest
 
 from rackwise.image import MetadataDelta, MetadataImage, replay
-from rackwise.node.config import ConfigException, NodeConfig
+from rackwise.node.config import NodeConfig
 from rackwise.node.data_config import DataConfigException, DataPathConfig, TopicSettingsSource
 from rackwise.node.dynamic_config import DynamicBrokerConfig
+from rackwise.node.properties_file import ConfigException
 from rackwise.records.metadata import ConfigRecord, TopicRecord
 
 

@@ -2,7 +2,8 @@
 key to handler, its data, admin and ACL APIs, forwarding to the controller, replica fetching,
 moves between log directories and following the metadata log.
 
-* :mod:`~rackwise.broker.server`: the process, its listener and its dispatch table.
+* :mod:`~rackwise.broker.server`: the process: its listeners, registration, heartbeats and
+  shutdown; :mod:`~rackwise.broker.requests`, its dispatch table.
 * :mod:`~rackwise.broker.metadata_apis`, :mod:`~rackwise.broker.describe_configs`,
   :mod:`~rackwise.broker.config_resources`, :mod:`~rackwise.broker.topic_partitions`,
   :mod:`~rackwise.broker.describe_producers`: what a broker answers from its image.

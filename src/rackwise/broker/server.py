@@ -14,8 +14,9 @@ Goals
       line with Kafka's error name and code (``INVALID_REGISTRATION (119)``); each change of
       the fenced flag in the heartbeat answers is logged once.
     * Clients are answered once the broker has caught up with the metadata log and been
-      unfenced the first time (as Kafka enables request processing only then): reads from the
-      image (:mod:`rackwise.broker.metadata_apis`), writes forwarded to the controller
+      unfenced the first time (as Kafka enables request processing only then), each API by
+      its entry of the dispatch table (:mod:`rackwise.broker.requests`): reads from the image
+      (:mod:`rackwise.broker.metadata_apis`), writes forwarded to the controller
       (:mod:`rackwise.broker.forwarding`).
     * As the leader of partitions, it asks the controller to add caught-up replicas back to
       their ISRs (AlterPartition; :mod:`rackwise.broker.isr`).
@@ -37,40 +38,28 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from rackwise.broker import describe_configs as broker_configs
 from rackwise.broker import metadata_apis as broker_apis
-from rackwise.broker.alter_configs import alter_configs
 from rackwise.broker.auto_create import AutoTopicCreator
-from rackwise.broker.config_resources import list_config_resources
 from rackwise.broker.controller_channel import ControllerChannel
 from rackwise.broker.data_apis import DataApis
 from rackwise.broker.data_plane import DataPlane
-from rackwise.broker.describe_producers import describe_producers
-from rackwise.broker.forwarding import FORWARDED, Forwarder, ImagePredicate
+from rackwise.broker.forwarding import Forwarder, ImagePredicate
 from rackwise.broker.isr import IsrManager
 from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFollower
-from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
-from rackwise.broker.topic_partitions import describe_topic_partitions
+from rackwise.broker.producer_ids import RpcProducerIdManager
+from rackwise.broker.requests import BrokerApis, answer
 from rackwise.controller.quorum import METADATA_VERSION_LEVEL
-from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import (
-    CloseConnection,
     KafkaConnection,
     KafkaServer,
     NetworkException,
     start_server,
 )
-from rackwise.node import acl_apis
-from rackwise.node.config import (
-    BROKER_ROLE,
-    ConfigException,
-    Endpoint,
-    NodeConfig,
-    load_node_config,
-)
+from rackwise.node.addresses import Endpoint
+from rackwise.node.config import BROKER_ROLE, NodeConfig, load_node_config
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.dynamic_config import DynamicBrokerConfig
 from rackwise.node.loop_thread import LoopThread, Signal
@@ -81,6 +70,7 @@ from rackwise.node.meta_properties import (
     stored_cluster_id,
 )
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
+from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
 from rackwise.records import kafka_uuid
 from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
@@ -213,6 +203,17 @@ class Broker:
         self._tasks: list[asyncio.Task[None]] = []
         self._readying: asyncio.Task[None] | None = None
         self._client_listener = config.broker_endpoints[0].listener_name
+        self.apis = BrokerApis(
+            image=lambda: self.follower.image,
+            info=self.info,
+            data_apis=self.data_apis,
+            groups=self.groups,
+            producer_ids=self.producer_ids,
+            forwarder=self.forwarder,
+            log_dirs=self.data.log_dirs,
+            replicas=self.data.replicas,
+            auto_create=self.auto_create if self.data_config.auto_create_topics_enable else None,
+        )
         # A registration not answered within the session is worth nothing. A heartbeat not
         # answered within half of it is sent again (over a new connection: the controller
         # notes a heartbeat on arrival), so that one stuck behind a long group on the controller
@@ -522,77 +523,9 @@ class Broker:
     # ---- clients ----------------------------------------------------------------------------
 
     async def handle(self, request: Request) -> Any:
-        """Answer one client request (after the first unfencing)."""
-        key = request.header.api_key
-        body = request.body
-        if key == ApiKey.API_VERSIONS:
-            return broker_apis.api_versions(body, self.follower.image, self.info())
-        await self.ready.wait()
-        image = self.follower.image
-        if key == ApiKey.PRODUCE:
-            return await self.data_apis.produce(request)
-        if key == ApiKey.FETCH:
-            return await self.data_apis.fetch(request)
-        if key == ApiKey.LIST_OFFSETS:
-            return self.data_apis.list_offsets(request)
-        if key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
-            return self.data_apis.offset_for_leader_epoch(request)
-        if key == ApiKey.DELETE_RECORDS:
-            return await self.data_apis.delete_records(request)
-        if key == ApiKey.INIT_PRODUCER_ID:
-            return await init_producer_id(body, self.producer_ids)
-        if key == ApiKey.FIND_COORDINATOR:
-            return group_apis.find_coordinator(self.groups, body)
-        if key == ApiKey.OFFSET_COMMIT:
-            return await group_apis.offset_commit(self.groups, body)
-        if key == ApiKey.OFFSET_FETCH:
-            return await group_apis.offset_fetch(self.groups, body)
-        if key == ApiKey.JOIN_GROUP:
-            return await group_apis.join_group(self.groups, body, request.header.client_id or "")
-        if key == ApiKey.SYNC_GROUP:
-            return await group_apis.sync_group(self.groups, body)
-        if key == ApiKey.HEARTBEAT:
-            return await group_apis.heartbeat(self.groups, body)
-        if key == ApiKey.LEAVE_GROUP:
-            return await group_apis.leave_group(self.groups, body)
-        if key == ApiKey.LIST_GROUPS:
-            return await group_apis.list_groups(self.groups, body)
-        if key == ApiKey.DESCRIBE_GROUPS:
-            return await group_apis.describe_groups(self.groups, body)
-        if key == ApiKey.DELETE_GROUPS:
-            return await group_apis.delete_groups(self.groups, body)
-        if key == ApiKey.OFFSET_DELETE:
-            return await group_apis.offset_delete(self.groups, body)
-        if key == ApiKey.METADATA:
-            auto = self.auto_create if self.data_config.auto_create_topics_enable else None
-            return broker_apis.metadata(body, image, self.info(), auto)
-        if key == ApiKey.DESCRIBE_CLUSTER:
-            return broker_apis.describe_cluster(body, image, self.info())
-        if key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
-            return describe_topic_partitions(body, image, self.info().listener_name)
-        if key == ApiKey.DESCRIBE_LOG_DIRS:
-            return self.data.log_dirs.describe_log_dirs(request.body, request.header.api_version)
-        if key == ApiKey.ALTER_REPLICA_LOG_DIRS:
-            return self.data.log_dirs.alter_replica_log_dirs(
-                request.body, request.header.api_version
-            )
-        if key == ApiKey.DESCRIBE_CONFIGS:
-            return broker_configs.describe_configs(body, image, self.info())
-        if key == ApiKey.DESCRIBE_PRODUCERS:
-            return describe_producers(body, image, self.data.replicas)
-        if key == ApiKey.LIST_CONFIG_RESOURCES:
-            return list_config_resources(body, image, self.info().listener_name)
-        if key == ApiKey.DESCRIBE_ACLS:
-            return acl_apis.describe_acls(body)
-        if key == ApiKey.CREATE_ACLS:
-            return acl_apis.create_acls(body)
-        if key == ApiKey.DELETE_ACLS:
-            return acl_apis.delete_acls(body)
-        if key in (ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.ALTER_CONFIGS):
-            return await alter_configs(body, image, self.info(), self.forwarder.forward)
-        if key in FORWARDED:
-            return await self.forwarder.forward(body)
-        raise CloseConnection(f"api key {key} is not served by a broker")
+        """Answer one client request, once this broker serves clients (ApiVersions at once),
+        from :data:`rackwise.broker.requests.ENTRIES`."""
+        return await answer(self.apis, request, self.ready)
 
 
 def _other_than(seen: MetadataImage) -> ImagePredicate:

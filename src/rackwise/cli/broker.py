@@ -10,7 +10,7 @@ import argparse
 
 def add_override_arguments(parser: argparse.ArgumentParser, help_text: str) -> None:
     """``--override KEY=VALUE`` (repeatable) and a catch-all for stray arguments, so that
-    :func:`rackwise.node.config.parse_overrides` words their errors as Kafka does."""
+    :func:`rackwise.node.properties_file.parse_overrides` words their errors as Kafka does."""
     parser.add_argument(
         "--override",
         action="append",
@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run_start(args: argparse.Namespace) -> int:
     from rackwise.broker.server import main  # noqa: PLC0415
-    from rackwise.node.config import parse_overrides  # noqa: PLC0415
+    from rackwise.node.properties_file import parse_overrides  # noqa: PLC0415
 
     overrides = parse_overrides(args.override, args.non_options)
     return main(args.config, overrides)

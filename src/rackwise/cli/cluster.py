@@ -19,7 +19,7 @@ from rackwise.cluster.local import (
     up,
 )
 from rackwise.cluster.plan import NodeState, cluster_document, parse_racks
-from rackwise.node.config import parse_overrides
+from rackwise.node.properties_file import parse_overrides
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

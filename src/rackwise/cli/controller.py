@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run_start(args: argparse.Namespace) -> int:
     from rackwise.controller_node.server import run_controller  # noqa: PLC0415
-    from rackwise.node.config import parse_overrides  # noqa: PLC0415
+    from rackwise.node.properties_file import parse_overrides  # noqa: PLC0415
 
     overrides = parse_overrides(args.override, args.non_options)
     return run_controller(args.config, overrides)

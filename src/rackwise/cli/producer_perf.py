@@ -90,7 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config = None
     if args.producer_config is not None:
-        from rackwise.node.config import load_properties  # noqa: PLC0415
+        from rackwise.node.properties_file import load_properties  # noqa: PLC0415
 
         config = load_properties(args.producer_config)
     options = ProducerPerfOptions(

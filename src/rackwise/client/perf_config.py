@@ -54,6 +54,7 @@ from types import MappingProxyType
 from typing import Final
 
 from rackwise.common import RackwiseError
+from rackwise.common.config_values import parse_int_config
 
 BOOTSTRAP_SERVERS: Final = "bootstrap.servers"
 CLIENT_ID: Final = "client.id"
@@ -303,16 +304,14 @@ def _require_bootstrap(java: Mapping[str, str]) -> None:
 
 def _kib(text: str) -> int:
     """``buffer.memory`` bytes as librdkafka's KiB (rounded up; at least 1)."""
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise ClientConfigException(
-            f"Invalid value {text} for configuration {BUFFER_MEMORY}: Not a number of type LONG"
-        ) from None
-    if value < 0:
-        raise ClientConfigException(
-            f"Invalid value {value} for configuration {BUFFER_MEMORY}: Value must be at least 0"
-        )
+    value = parse_int_config(
+        BUFFER_MEMORY,
+        text,
+        minimum=0,
+        type_name="LONG",
+        error=ClientConfigException,
+        show_parsed=True,
+    )
     return max(1, math.ceil(value / 1024))
 
 

@@ -80,7 +80,8 @@ from rackwise.cluster.plan import (
     plan_cluster,
 )
 from rackwise.formats.properties import format_properties
-from rackwise.node.config import CLUSTER_ID, NodeConfig, load_properties, overrides_for_role
+from rackwise.node.config import CLUSTER_ID, NodeConfig, overrides_for_role
+from rackwise.node.properties_file import load_properties
 from rackwise.placement import REPLICA_PLACER_CONFIG
 
 DEFAULT_DIR: Final = "rackwise-cluster"

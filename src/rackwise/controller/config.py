@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Protocol
 
+from rackwise.common.config_values import invalid_value, parse_int_config
 from rackwise.controller.errors import InvalidConfigurationException
 from rackwise.placement import DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
 
@@ -143,20 +144,14 @@ class ControllerConfig:
 
 
 def _invalid(key: str, value: str, reason: str) -> InvalidConfigurationException:
-    return InvalidConfigurationException(f"Invalid value {value} for configuration {key}: {reason}")
+    return InvalidConfigurationException(invalid_value(key, value, reason))
 
 
 def _int(props: Mapping[str, str], key: str, default: int, *, minimum: int) -> int:
     text = props.get(key)
     if text is None:
         return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise _invalid(key, text, "Not a number of type INT") from None
-    if value < minimum:
-        raise _invalid(key, text, f"Value must be at least {minimum}")
-    return value
+    return parse_int_config(key, text, minimum=minimum, error=InvalidConfigurationException)
 
 
 def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:

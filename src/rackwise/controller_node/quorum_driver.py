@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from rackwise.controller_node.quorum_wire import (
@@ -46,6 +46,7 @@ from rackwise.controller_node.quorum_wire import (
 from rackwise.metalog.replicated import ReplicatedMetadataLog
 from rackwise.net import KafkaConnection
 from rackwise.protocol import Request
+from rackwise.raft.config import VoterEndpoint
 from rackwise.raft.messages import (
     NOT_LEADER_OR_FOLLOWER,
     BeginQuorumEpochRequest,
@@ -252,6 +253,6 @@ class QuorumDriver:
         return EndQuorumEpochResponse(error, leader, epoch)
 
 
-def voter_addresses(voters: Any) -> dict[int, tuple[str, int]]:
+def voter_addresses(voters: Iterable[VoterEndpoint]) -> dict[int, tuple[str, int]]:
     """``controller.quorum.voters`` (the node config's voters) as id -> (host, port)."""
-    return {int(v.node_id): (str(v.host), int(v.port)) for v in voters}
+    return {v.node_id: (v.host, v.port) for v in voters}

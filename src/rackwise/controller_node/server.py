@@ -88,8 +88,10 @@ from rackwise.net import (
     current_connection,
     start_threaded_server,
 )
-from rackwise.node.config import ConfigException, Endpoint, NodeConfig, load_node_config
+from rackwise.node.addresses import Endpoint
+from rackwise.node.config import NodeConfig, load_node_config
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
+from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import (
     ApiKey,
     FinalizedFeature,

@@ -1,11 +1,12 @@
-"""A node's configuration: Kafka's ``.properties`` files, read as Java reads them, and the keys a
-controller or a broker process accepts, with Kafka's names.
+"""A node's configuration: the keys a controller or a broker process accepts, with Kafka's names,
+and the checks of their values.
 
 Goals
     ``load_node_config(path)`` gives a checked :class:`NodeConfig` or raises
     :class:`ConfigException` naming the offending key in one line. Every key a process does not
     know is an error (Kafka only warns; a typo that silently does nothing is worse here).
-    ``--override KEY=VALUE`` settings (:func:`parse_overrides`) win over the file's, as with
+    ``--override KEY=VALUE`` settings
+    (:func:`~rackwise.node.properties_file.parse_overrides`) win over the file's, as with
     Kafka's ``kafka-server-start.sh``; :func:`overrides_for_role` takes each key's role from
     :data:`ROLE_KEYS`.
 
@@ -18,9 +19,10 @@ Constraints
       space); a controller's must be one of the voters, when voters are listed.
 
 Algorithm
-    :func:`load_properties` reads the file as ``java.util.Properties.load`` does
-    (:mod:`rackwise.formats.properties`). :meth:`NodeConfig.from_properties` checks the keys
-    against the role's set, then each value.
+    :func:`~rackwise.node.properties_file.load_properties` reads the file as
+    ``java.util.Properties.load`` does; :meth:`NodeConfig.from_properties` checks the keys
+    against the role's set (:data:`ROLE_KEYS`), then each value (the listeners' and voters'
+    addresses with :mod:`rackwise.node.addresses`).
 
 Worked example
     ``node.id=1``, ``process.roles=controller``, ``listeners=CONTROLLER://:9093``,
@@ -33,16 +35,15 @@ Worked example
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from rackwise.common.errors import InvalidFormatException, RackwiseError
+from rackwise.common.config_values import parse_int_config
 from rackwise.controller import CONTROLLER_KEYS, ControllerConfig
 from rackwise.controller.errors import InvalidConfigurationException
-from rackwise.formats.properties import parse_properties
 from rackwise.metalog import DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, DEFAULT_SEGMENT_BYTES
 from rackwise.net.limits import (
     CONNECTIONS_MAX_IDLE_MS,
@@ -54,14 +55,28 @@ from rackwise.net.limits import (
     UNLIMITED_CONNECTIONS,
     ServerLimits,
 )
+from rackwise.node.addresses import (
+    Endpoint,
+    parse_addresses,
+    parse_endpoints,
+    parse_names,
+    parse_quorum_voters,
+)
 from rackwise.node.data_config import (
     DATA_PATH_KEYS,
     TOPIC_SYNONYM_KEYS,
     DataConfigException,
     DataPathConfig,
 )
+from rackwise.node.properties_file import (
+    ConfigException,
+    apply_overrides,
+    invalid_config,
+    load_properties,
+)
 from rackwise.placement import BUILT_IN, DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
 from rackwise.raft import config as raft_config
+from rackwise.raft.config import VoterEndpoint
 
 NODE_ID: Final = "node.id"
 PROCESS_ROLES: Final = "process.roles"
@@ -70,7 +85,7 @@ ADVERTISED_LISTENERS: Final = "advertised.listeners"
 SECURITY_PROTOCOL_MAP: Final = "listener.security.protocol.map"
 CONTROLLER_LISTENER_NAMES: Final = "controller.listener.names"
 INTER_BROKER_LISTENER_NAME: Final = "inter.broker.listener.name"
-QUORUM_VOTERS: Final = "controller.quorum.voters"
+QUORUM_VOTERS: Final = raft_config.QUORUM_VOTERS_CONFIG
 QUORUM_BOOTSTRAP_SERVERS: Final = "controller.quorum.bootstrap.servers"
 QUORUM_TIMING_KEYS: Final = (
     raft_config.QUORUM_ELECTION_TIMEOUT_MS_CONFIG,
@@ -93,7 +108,6 @@ CLUSTER_ID: Final = "cluster.id"
 
 CONTROLLER_ROLE: Final = "controller"
 BROKER_ROLE: Final = "broker"
-DEFAULT_HOST: Final = "127.0.0.1"
 PLAINTEXT: Final = "PLAINTEXT"
 DEFAULT_SOCKET_REQUEST_MAX_BYTES: Final = 104_857_600
 KAFKA_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -151,44 +165,7 @@ ROLE_KEYS: Final = MappingProxyType(
 """The keys each role accepts."""
 
 
-class ConfigException(RackwiseError, ValueError):
-    """Kafka's ``ConfigException``: an unknown key, a missing one, or an invalid value; the
-    message names the key."""
-
-    error_code = 40  # INVALID_CONFIG
-
-
-def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The properties of the file at ``path`` (UTF-8, as Java 9+ reads them); a malformed file
-    raises :class:`ConfigException` naming it."""
-    try:
-        return parse_properties(Path(path).read_text(encoding="utf-8"))
-    except InvalidFormatException as e:
-        raise ConfigException(f"{path}: {e}") from None
-
-
 # ---- values ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One listener: its name (``CONTROLLER``), host and port (0: any free port)."""
-
-    listener_name: str
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.listener_name}://{self.host}:{self.port}"
-
-
-@dataclass(frozen=True, slots=True)
-class Voter:
-    """One entry of ``controller.quorum.voters``: a controller's id and address."""
-
-    node_id: int
-    host: str
-    port: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +179,7 @@ class NodeConfig:
     advertised_listeners: tuple[Endpoint, ...]
     security_protocols: Mapping[str, str]
     controller_listener_names: tuple[str, ...]
-    voters: tuple[Voter, ...]
+    voters: tuple[VoterEndpoint, ...]
     bootstrap_servers: tuple[tuple[str, int], ...]
     metadata_log_dir: Path | None
     log_dirs: tuple[Path, ...]
@@ -279,10 +256,6 @@ def load_node_config(
 # ---- checking -------------------------------------------------------------------------------
 
 
-def _invalid(key: str, value: str, reason: str) -> ConfigException:
-    return ConfigException(f"Invalid value {value} for configuration {key}: {reason}")
-
-
 def _missing(key: str, role: str) -> ConfigException:
     return ConfigException(f"Missing required configuration {key} for a {role}")
 
@@ -298,29 +271,29 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
         raise ConfigException(f"Unknown configuration {key} for a {role}")
     node_id = _int(props, NODE_ID, None, minimum=0)
     protocols = _security_protocols(props)
-    names = _names(props.get(CONTROLLER_LISTENER_NAMES, ""))
+    names = parse_names(props.get(CONTROLLER_LISTENER_NAMES, ""))
     if not names:
         raise _missing(CONTROLLER_LISTENER_NAMES, role)
-    listeners = _endpoints(props, LISTENERS, props.get(LISTENERS))
+    listeners = parse_endpoints(LISTENERS, props.get(LISTENERS))
     advertised = _advertised(props, listeners)
     for endpoint in listeners:
         protocol = protocols.get(endpoint.listener_name)
         if protocol is None and endpoint.listener_name in names:
             protocol = PLAINTEXT  # Kafka maps controller listeners to PLAINTEXT by default
         if protocol is None:
-            raise _invalid(
+            raise invalid_config(
                 LISTENERS,
                 props[LISTENERS],
                 f"No security protocol defined for listener {endpoint.listener_name}",
             )
         if protocol != PLAINTEXT:
-            raise _invalid(
+            raise invalid_config(
                 SECURITY_PROTOCOL_MAP,
                 props.get(SECURITY_PROTOCOL_MAP, protocol),
                 f"listener {endpoint.listener_name} uses {protocol}; only PLAINTEXT is spoken",
             )
-    voters = _voters(props)
-    bootstrap = _addresses(props, QUORUM_BOOTSTRAP_SERVERS)
+    voters = parse_quorum_voters(props.get(QUORUM_VOTERS))
+    bootstrap = parse_addresses(QUORUM_BOOTSTRAP_SERVERS, props.get(QUORUM_BOOTSTRAP_SERVERS))
     if not voters and not bootstrap:
         raise ConfigException(
             f"Missing required configuration {QUORUM_VOTERS} or {QUORUM_BOOTSTRAP_SERVERS} "
@@ -345,7 +318,7 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
             raise ConfigException(str(e)) from None
     placer = props.get(REPLICA_PLACER_CONFIG, DEFAULT_REPLICA_PLACER).strip()
     if placer not in BUILT_IN and ":" not in placer:
-        raise _invalid(
+        raise invalid_config(
             REPLICA_PLACER_CONFIG,
             placer,
             f"expected one of {', '.join(sorted(BUILT_IN))} or package.module:ClassName",
@@ -419,14 +392,14 @@ def _role(props: Mapping[str, str]) -> str:
         )
     roles = sorted({r.strip() for r in text.split(",") if r.strip()})
     if roles == [BROKER_ROLE, CONTROLLER_ROLE]:
-        raise _invalid(
+        raise invalid_config(
             PROCESS_ROLES,
             text,
             "combined mode (broker,controller) is not supported; run a controller and a "
             "broker as separate processes",
         )
     if len(roles) != 1 or roles[0] not in (BROKER_ROLE, CONTROLLER_ROLE):
-        raise _invalid(PROCESS_ROLES, text, "expected controller or broker")
+        raise invalid_config(PROCESS_ROLES, text, "expected controller or broker")
     return roles[0]
 
 
@@ -436,7 +409,7 @@ def _check_role(
     node_id: int,
     listeners: tuple[Endpoint, ...],
     names: tuple[str, ...],
-    voters: tuple[Voter, ...],
+    voters: tuple[VoterEndpoint, ...],
     log_dirs: tuple[Path, ...],
     inter_broker: str | None,
 ) -> None:
@@ -444,7 +417,7 @@ def _check_role(
     voter_ids = {v.node_id for v in voters}
     if role == CONTROLLER_ROLE:
         if not any(n in listener_names for n in names):
-            raise _invalid(
+            raise invalid_config(
                 LISTENERS,
                 props.get(LISTENERS, ""),
                 f"a controller must listen on one of {CONTROLLER_LISTENER_NAMES} "
@@ -452,7 +425,7 @@ def _check_role(
             )
         extra = [n for n in listener_names if n not in names]
         if extra:
-            raise _invalid(
+            raise invalid_config(
                 LISTENERS,
                 props[LISTENERS],
                 f"listener {extra[0]} is not a controller listener "
@@ -460,7 +433,7 @@ def _check_role(
                 "controller listeners",
             )
         if voters and node_id not in voter_ids:
-            raise _invalid(
+            raise invalid_config(
                 NODE_ID,
                 str(node_id),
                 f"a controller's id must be one of the voters in {QUORUM_VOTERS} "
@@ -468,7 +441,7 @@ def _check_role(
             )
         return
     if node_id in voter_ids:
-        raise _invalid(
+        raise invalid_config(
             NODE_ID,
             str(node_id),
             f"node id {node_id} is a controller's (in {QUORUM_VOTERS}); controllers and "
@@ -476,7 +449,7 @@ def _check_role(
         )
     shared = [n for n in listener_names if n in names]
     if shared:
-        raise _invalid(
+        raise invalid_config(
             LISTENERS,
             props.get(LISTENERS, ""),
             f"a broker may not listen on controller listener {shared[0]}",
@@ -486,7 +459,7 @@ def _check_role(
     if not log_dirs:
         raise _missing(LOG_DIRS, role)
     if inter_broker is not None and inter_broker not in listener_names:
-        raise _invalid(
+        raise invalid_config(
             INTER_BROKER_LISTENER_NAME,
             inter_broker,
             f"not one of the broker's listeners ({','.join(listener_names)})",
@@ -499,17 +472,7 @@ def _int(props: Mapping[str, str], key: str, default: int | None, *, minimum: in
         if default is None:
             raise ConfigException(f"Missing required configuration {key}")
         return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise _invalid(key, text, "Not a number of type INT") from None
-    if value < minimum:
-        raise _invalid(key, text, f"Value must be at least {minimum}")
-    return value
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(n.strip() for n in text.split(",") if n.strip())
+    return parse_int_config(key, text, minimum=minimum, error=ConfigException)
 
 
 def _security_protocols(props: Mapping[str, str]) -> dict[str, str]:
@@ -517,11 +480,11 @@ def _security_protocols(props: Mapping[str, str]) -> dict[str, str]:
     if text is None:
         return {p: p for p in KAFKA_PROTOCOLS}
     result: dict[str, str] = {}
-    for entry in _names(text):
+    for entry in parse_names(text):
         name, sep, protocol = entry.partition(":")
         name, protocol = name.strip(), protocol.strip().upper()
         if not sep or not name or protocol not in KAFKA_PROTOCOLS:
-            raise _invalid(
+            raise invalid_config(
                 SECURITY_PROTOCOL_MAP,
                 text,
                 f"'{entry}' is not LISTENER_NAME:PROTOCOL with a protocol among "
@@ -531,78 +494,20 @@ def _security_protocols(props: Mapping[str, str]) -> dict[str, str]:
     return result
 
 
-def _endpoints(props: Mapping[str, str], key: str, text: str | None) -> tuple[Endpoint, ...]:
-    if text is None:
-        return ()
-    endpoints: list[Endpoint] = []
-    for entry in _names(text):
-        name, sep, address = entry.partition("://")
-        if not sep or not name.strip():
-            raise _invalid(key, text, f"'{entry}' is not in the form NAME://host:port")
-        host, port = _host_port(key, text, address)
-        endpoints.append(Endpoint(name.strip().upper(), host, port))
-    seen: set[str] = set()
-    for endpoint in endpoints:
-        if endpoint.listener_name in seen:
-            raise _invalid(key, text, f"listener {endpoint.listener_name} appears twice")
-        seen.add(endpoint.listener_name)
-    ports = [e.port for e in endpoints if e.port != 0]
-    if len(ports) != len(set(ports)):
-        raise _invalid(key, text, "two listeners on one port")
-    return tuple(endpoints)
-
-
 def _advertised(props: Mapping[str, str], listeners: tuple[Endpoint, ...]) -> tuple[Endpoint, ...]:
     text = props.get(ADVERTISED_LISTENERS)
     if text is None:
         return listeners
-    advertised = _endpoints(props, ADVERTISED_LISTENERS, text)
+    advertised = parse_endpoints(ADVERTISED_LISTENERS, text)
     names = {e.listener_name for e in listeners}
     for endpoint in advertised:
         if endpoint.listener_name not in names:
-            raise _invalid(
+            raise invalid_config(
                 ADVERTISED_LISTENERS,
                 text,
                 f"listener {endpoint.listener_name} is not one of {LISTENERS}",
             )
     return advertised
-
-
-def _host_port(key: str, text: str, address: str) -> tuple[str, int]:
-    host, sep, port_text = address.rpartition(":")
-    if not sep:
-        raise _invalid(key, text, f"'{address}' has no port")
-    host = host.strip().strip("[]") or DEFAULT_HOST
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise _invalid(key, text, f"'{port_text}' is not a port number") from None
-    if not 0 <= port <= 65535:
-        raise _invalid(key, text, f"port {port} is outside 0-65535")
-    return host, port
-
-
-def _voters(props: Mapping[str, str]) -> tuple[Voter, ...]:
-    text = props.get(QUORUM_VOTERS)
-    if text is None:
-        return ()
-    voters: list[Voter] = []
-    for entry in _names(text):
-        voter, at, address = entry.partition("@")
-        if not at or not voter.strip().isdigit():
-            raise _invalid(QUORUM_VOTERS, text, f"'{entry}' is not in the form id@host:port")
-        host, port = _host_port(QUORUM_VOTERS, text, address)
-        voters.append(Voter(int(voter), host, port))
-    if len({v.node_id for v in voters}) != len(voters):
-        raise _invalid(QUORUM_VOTERS, text, "a voter id appears twice")
-    return tuple(voters)
-
-
-def _addresses(props: Mapping[str, str], key: str) -> tuple[tuple[str, int], ...]:
-    text = props.get(key)
-    if text is None:
-        return ()
-    return tuple(_host_port(key, text, entry) for entry in _names(text))
 
 
 def _log_dirs(props: Mapping[str, str]) -> tuple[Path, ...]:
@@ -611,37 +516,10 @@ def _log_dirs(props: Mapping[str, str]) -> tuple[Path, ...]:
         text = props.get(LOG_DIR)
     if text is None:
         return ()
-    return tuple(Path(d) for d in _names(text))
+    return tuple(Path(d) for d in parse_names(text))
 
 
-# ---- --override KEY=VALUE (kafka-server-start.sh) ------------------------------------------
-
-
-def parse_overrides(
-    values: Sequence[str | None], non_options: Sequence[str] = ()
-) -> dict[str, str]:
-    """The settings of repeated ``--override KEY=VALUE`` arguments, as Kafka's
-    ``Kafka.getPropsFromArgs`` reads them: a ``--override`` without its argument (None here)
-    and any argument that is not an option are refused with Kafka's messages; the value is
-    everything after the first ``=`` (it may hold more), ``KEY`` alone sets an empty value, and
-    a later setting of a key wins. Unlike Kafka, an empty key is refused (Kafka ignores it)."""
-    texts = [value for value in values if value is not None]
-    if len(texts) != len(values):
-        raise ConfigException("Option override requires an argument")
-    if non_options:
-        raise ConfigException(f"Found non argument parameters: {','.join(non_options)}")
-    overrides: dict[str, str] = {}
-    for text in texts:
-        key, _, value = text.partition("=")
-        if not key:
-            raise ConfigException(f"Invalid override {text}: the key before '=' is empty")
-        overrides[key] = value
-    return overrides
-
-
-def apply_overrides(props: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
-    """``props`` with ``overrides`` set over them (an override wins, as in Kafka)."""
-    return {**props, **overrides}
+# ---- --override KEY=VALUE: which role each key is for ----------------------------------------
 
 
 def override_roles(key: str) -> frozenset[str]:

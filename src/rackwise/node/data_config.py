@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from rackwise.common.config_values import parse_int_config
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.configschema import TOPIC_CONFIGS
@@ -193,17 +194,9 @@ def _int(props: Mapping[str, str], key: str, default: int, minimum: int) -> int:
     text = props.get(key)
     if text is None or not text.strip():
         return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise DataConfigException(
-            f"Invalid value {text} for configuration {key}: Not a number of type LONG"
-        ) from None
-    if value < minimum:
-        raise DataConfigException(
-            f"Invalid value {value} for configuration {key}: Value must be at least {minimum}"
-        )
-    return value
+    return parse_int_config(
+        key, text, minimum=minimum, type_name="LONG", error=DataConfigException, show_parsed=True
+    )
 
 
 def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:

@@ -39,7 +39,7 @@ from typing import Final
 
 from rackwise.common.errors import RackwiseError
 from rackwise.formats.properties import format_properties
-from rackwise.node.config import load_properties
+from rackwise.node.properties_file import load_properties
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 from rackwise.storage.checkpoints import atomic_write
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from rackwise.net import loops
-from rackwise.node.config import Endpoint
+from rackwise.node.addresses import Endpoint
 
 LOG_FORMAT: Final = "%(asctime)s %(levelname)s {role} {node_id} %(name)s: %(message)s"
 READY_WORD: Final = "ready"

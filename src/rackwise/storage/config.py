@@ -12,8 +12,9 @@ Constraints
     the key, in Kafka's words.
 
 Algorithm
-    Each key has a parser (int, float, list, string, boolean) and Kafka's minimum;
-    ``cleanup.policy`` is a comma-separated list of ``delete`` and ``compact``.
+    Each key has a parser (int, float, list, string, boolean); an integer key has Kafka's
+    minimum too (:func:`~rackwise.common.config_values.parse_int_config` reads it as a
+    ``LONG``). ``cleanup.policy`` is a comma-separated list of ``delete`` and ``compact``.
 
 Worked example
     ``LogConfig.from_topic_configs({"segment.bytes": "1048576", "cleanup.policy":
@@ -29,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.config_values import parse_int_config
 from rackwise.common.errors import RackwiseError
 from rackwise.storage.batch import CREATE_TIME, LOG_APPEND_TIME, LONG_MAX
 
@@ -87,12 +89,16 @@ class LogConfig:
             text = configs.get(key)
             if text is None:
                 continue
-            value = _parse(key, text, parse)
-            if minimum is not None and value < minimum:
-                raise InvalidConfigurationException(
-                    f"Invalid value {text} for configuration {key}: Value must be at least "
-                    f"{minimum}"
+            if parse is int:
+                value = parse_int_config(
+                    key,
+                    text,
+                    minimum=minimum,
+                    type_name="LONG",
+                    error=InvalidConfigurationException,
                 )
+            else:
+                value = _parse(key, text, parse)
             values[key.replace(".", "_")] = value
         return dataclasses.replace(cls(), **values)
 
@@ -104,13 +110,6 @@ def _parse(key: str, text: str, parse: Callable[[str], Any]) -> Any:
         raise InvalidConfigurationException(
             f"Invalid value {text} for configuration {key}: {e}"
         ) from None
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError("Not a number of type LONG") from None
 
 
 def _ratio(text: str) -> float:
@@ -143,24 +142,25 @@ def _bool(text: str) -> bool:
 
 
 _KEYS: Final[dict[str, tuple[Callable[[str], Any], int | None]]] = {
-    "segment.bytes": (_int, 14),
-    "segment.ms": (_int, 1),
-    "segment.jitter.ms": (_int, 0),
-    "segment.index.bytes": (_int, 4),
-    "index.interval.bytes": (_int, 0),
-    "retention.ms": (_int, NO_LIMIT),
-    "retention.bytes": (_int, None),
+    # key: (parser, minimum); only an integer (``int``) key has a minimum
+    "segment.bytes": (int, 14),
+    "segment.ms": (int, 1),
+    "segment.jitter.ms": (int, 0),
+    "segment.index.bytes": (int, 4),
+    "index.interval.bytes": (int, 0),
+    "retention.ms": (int, NO_LIMIT),
+    "retention.bytes": (int, None),
     "cleanup.policy": (_policy, None),
-    "delete.retention.ms": (_int, 0),
-    "min.compaction.lag.ms": (_int, 0),
-    "max.compaction.lag.ms": (_int, 1),
+    "delete.retention.ms": (int, 0),
+    "min.compaction.lag.ms": (int, 0),
+    "max.compaction.lag.ms": (int, 1),
     "min.cleanable.dirty.ratio": (_ratio, None),
-    "max.message.bytes": (_int, 0),
+    "max.message.bytes": (int, 0),
     "message.timestamp.type": (_timestamp_type, None),
-    "message.timestamp.before.max.ms": (_int, 0),
-    "message.timestamp.after.max.ms": (_int, 0),
-    "flush.messages": (_int, 1),
-    "flush.ms": (_int, 0),
-    "file.delete.delay.ms": (_int, 0),
+    "message.timestamp.before.max.ms": (int, 0),
+    "message.timestamp.after.max.ms": (int, 0),
+    "flush.messages": (int, 1),
+    "flush.ms": (int, 0),
+    "file.delete.delay.ms": (int, 0),
     "preallocate": (_bool, None),
 }
