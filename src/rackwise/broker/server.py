@@ -52,7 +52,7 @@ from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.broker.topic_partitions import describe_topic_partitions
-from rackwise.controller.quorum import METADATA_VERSION_LEVEL
+from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
