@@ -79,7 +79,7 @@ from rackwise.common.collector import paused_gc
 from rackwise.common.errors import RackwiseError
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller, SnapshotJob
-from rackwise.controller_node import apis
+from rackwise.controller_node.apis import brokers
 from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
 from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
 from rackwise.net import (
@@ -556,7 +556,7 @@ class ControllerNode:
     async def _register(self, body: Any) -> Any:
         controller = self.controller
         assert controller is not None
-        request = apis.registration_args(body)
+        request = brokers.registration_args(body)
         session = current_connection()
         incarnation = kafka_uuid(request.incarnation_id)
         mismatch = self._cluster_id_mismatch(getattr(body, "cluster_id", None))
@@ -566,9 +566,9 @@ class ControllerNode:
                 "refused the registration of broker %d (incarnation %s): %s",
                 request.broker_id,
                 incarnation,
-                loggable(apis.describe_error(error)),
+                loggable(brokers.describe_error(error)),
             )
-            return apis.registration_response(body, None, error)
+            return brokers.registration_response(body, None, error)
 
         def run() -> Any:
             reply = controller.register_broker(request, session=session)
@@ -579,23 +579,23 @@ class ControllerNode:
                 incarnation,
                 reply.broker_epoch,
             )
-            return apis.registration_response(body, reply)
+            return brokers.registration_response(body, reply)
 
         def fail(error: ApiError) -> Any:
             LOG.warning(
                 "refused the registration of broker %d (incarnation %s): %s",
                 request.broker_id,
                 incarnation,
-                loggable(apis.describe_error(error)),
+                loggable(brokers.describe_error(error)),
             )
-            return apis.registration_response(body, None, error)
+            return brokers.registration_response(body, None, error)
 
         return await self.submit(run, fail)
 
     async def _heartbeat(self, body: Any) -> Any:
         controller = self.controller
         assert controller is not None
-        request = apis.heartbeat_args(body)
+        request = brokers.heartbeat_args(body)
         session = current_connection()
 
         def run() -> Any:
@@ -615,16 +615,16 @@ class ControllerNode:
                     request.broker_epoch,
                     "it is shutting down" if request.want_shut_down else "it asked to be fenced",
                 )
-            return apis.heartbeat_response(body, reply)
+            return brokers.heartbeat_response(body, reply)
 
         def fail(error: ApiError) -> Any:
             LOG.warning(
                 "refused a heartbeat of broker %d (epoch %d): %s",
                 request.broker_id,
                 request.broker_epoch,
-                loggable(apis.describe_error(error)),
+                loggable(brokers.describe_error(error)),
             )
-            return apis.heartbeat_response(body, None, error)
+            return brokers.heartbeat_response(body, None, error)
 
         return await self.submit(run, fail)
 
@@ -632,7 +632,7 @@ class ControllerNode:
         """A block of producer ids for a broker, answered once its record is durable."""
         controller = self.controller
         assert controller is not None
-        broker_id, broker_epoch = apis.allocate_producer_ids_args(body)
+        broker_id, broker_epoch = brokers.allocate_producer_ids_args(body)
 
         def run() -> Any:
             block = controller.allocate_producer_ids(broker_id, broker_epoch)
@@ -643,16 +643,16 @@ class ControllerNode:
                 broker_id,
                 broker_epoch,
             )
-            return apis.allocate_producer_ids_response(body, block)
+            return brokers.allocate_producer_ids_response(body, block)
 
         def fail(error: ApiError) -> Any:
             LOG.warning(
                 "refused producer ids to broker %d (epoch %d): %s",
                 broker_id,
                 broker_epoch,
-                apis.describe_error(error),
+                brokers.describe_error(error),
             )
-            return apis.allocate_producer_ids_error(body, error)
+            return brokers.allocate_producer_ids_error(body, error)
 
         return await self.submit(run, fail)
 
