@@ -15,7 +15,7 @@ from rackwise.broker.alter_configs import (
 )
 from rackwise.broker.forwarding import applied_predicate, error_response
 from rackwise.broker.metadata_apis import BrokerInfo
-from rackwise.controller_node.apis import legacy_alter_configs_args
+from rackwise.controller_node.apis.configs import legacy_alter_configs_args
 from rackwise.image import ConfigResource, MetadataImage, replay
 from rackwise.protocol import make, request_class, response_class
 from rackwise.records import ConfigRecord

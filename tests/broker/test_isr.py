@@ -21,7 +21,11 @@ from rackwise.broker.isr import (
 )
 from rackwise.controller import ApiError, CreatableTopic
 from rackwise.controller.alter_partition import INELIGIBLE_REPLICA, NOT_CONTROLLER
-from rackwise.controller_node import apis
+from rackwise.controller_node.apis.partitions import (
+    alter_partition_args,
+    alter_partition_error,
+    alter_partition_response,
+)
 from rackwise.protocol import make, request_class, response_class
 from tests.controller.helpers import heartbeat, new_controller, partitions, start_brokers
 
@@ -84,7 +88,7 @@ def test_the_request_the_leader_sends_is_the_one_the_controller_reads(version: i
     changes = plan_isr_expansions(image, 1)
     values = alter_partition_values(1, image.brokers[1].broker_epoch, changes)
     body: Any = make(request_class(56, version), values)
-    request = apis.alter_partition_args(body)
+    request = alter_partition_args(body)
     assert request.broker_id == 1
     read = [(t.topic_id, p) for t in request.topics for p in t.partitions]
     assert [(t, p.partition_index) for t, p in read] == [
@@ -95,7 +99,7 @@ def test_the_request_the_leader_sends_is_the_one_the_controller_reads(version: i
         expected = [e if version == 3 else -1 for _, e in change.new_isr]
         assert [m.broker_epoch for m in data.new_isr] == expected
     results = controller.alter_partition(request)
-    response = apis.alter_partition_response(body, results)
+    response = alter_partition_response(body, results)
     assert type(response) is response_class(56, version)
     settled, refusals = answered(changes, response)
     assert settled == set(changes) and refusals == []
@@ -136,7 +140,7 @@ def test_retriable_errors_are_not_settled_and_refusals_are_reported() -> None:
 
 def test_the_whole_request_refused_is_an_error_response() -> None:
     body: Any = make(request_class(56, 3), alter_partition_values(1, 5, []))
-    refused = apis.alter_partition_error(body, ApiError(77, "stale"))
+    refused = alter_partition_error(body, ApiError(77, "stale"))
     assert int(refused.error_code) == 77 and refused.topics == ()
 
 

@@ -24,7 +24,7 @@ from rackwise.controller.alter_partition import (
     IsrMember,
 )
 from rackwise.controller.brokers import is_active
-from rackwise.controller.quorum import BALANCE_RETRY_MS
+from rackwise.controller.controller import BALANCE_RETRY_MS
 from rackwise.records import PartitionChangeRecord
 from rackwise.records.constants import LEADER_RECOVERED
 from tests.controller.helpers import (

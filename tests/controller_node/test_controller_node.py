@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rackwise.controller_node.server import ControllerNode
+from rackwise.controller_node.node import ControllerNode
 from rackwise.metalog import MetadataLogError
 from rackwise.net import DisconnectException, KafkaConnection
 from rackwise.node.config import NodeConfig

@@ -42,8 +42,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation, operations_field
+from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.controller.names import invalid_topic_reason
-from rackwise.controller.quorum import METADATA_VERSION_LEVEL
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
 from rackwise.protocol import (
     FinalizedFeature,

@@ -49,7 +49,7 @@ from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.broker.producer_ids import RpcProducerIdManager
 from rackwise.broker.requests import BrokerApis, answer
-from rackwise.controller.quorum import METADATA_VERSION_LEVEL
+from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import (

@@ -2,16 +2,17 @@
 the brokers' lifecycle, over an injected metadata log and clock. No sockets and no threads: the
 network layer drives a :class:`Controller` one call at a time.
 
-* :mod:`~rackwise.controller.quorum`: :class:`Controller`, the facade: each command runs against
-  the image, its records are appended durably and replayed, then it answers; it recovers from
-  the log when it opens and snapshots when due.
+* :mod:`~rackwise.controller.controller`: :class:`Controller`, the facade: each command runs
+  against the image, its records are appended durably and replayed, then it answers; it
+  recovers from the log when it opens and snapshots when due.
 * :mod:`~rackwise.controller.cluster`: :class:`ClusterControl`, registrations, heartbeats,
   fencing of brokers whose lease ran out.
 * :mod:`~rackwise.controller.heartbeat`: :class:`BrokerHeartbeatTracker`, the soft state.
 * :mod:`~rackwise.controller.replication`: :class:`ReplicationControl`, topics and partitions,
   leadership when brokers come and go, and the move back to preferred leaders;
   :mod:`~rackwise.controller.partition_change` builds each PartitionChangeRecord as Kafka's
-  ``PartitionChangeBuilder`` does.
+  ``PartitionChangeBuilder`` does; :mod:`~rackwise.controller.new_partitions` gives the
+  partitions of new topics and of CreatePartitions their replicas.
 * :mod:`~rackwise.controller.configs`: :class:`ConfigControl`, topic and broker configurations.
 * :mod:`~rackwise.controller.placing`: which brokers a placer sees; KIP-879's
   CreateReplicaPlacement.
@@ -36,6 +37,13 @@ from rackwise.controller.config import (
     TopicPolicyRequest,
 )
 from rackwise.controller.configs import ConfigControl
+from rackwise.controller.controller import (
+    MAX_RECORDS_PER_USER_OP,
+    METADATA_VERSION_LEVEL,
+    Controller,
+    Recovery,
+    SnapshotJob,
+)
 from rackwise.controller.errors import (
     NONE,
     SUCCESS,
@@ -81,13 +89,6 @@ from rackwise.controller.messages import (
 )
 from rackwise.controller.partition_change import Election, build_partition_change
 from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
-from rackwise.controller.quorum import (
-    MAX_RECORDS_PER_USER_OP,
-    METADATA_VERSION_LEVEL,
-    Controller,
-    Recovery,
-    SnapshotJob,
-)
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, PartitionIndex
 

@@ -3,6 +3,7 @@
 Every method reads the current image (through a :class:`ControllerState`) and appends the
 records that would make the change to the list it is given; nothing changes until those records
 are replayed. Batch commands answer one result per topic, with Kafka's error codes and messages.
+Where a new partition's replicas go is :mod:`~rackwise.controller.new_partitions`'.
 
 Every PartitionChangeRecord is built by :func:`~rackwise.controller.reassignment.build_change`,
 which completes a partition reassignment whenever the change leaves its ISR holding every target
@@ -30,12 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
-from rackwise.common import (
-    InvalidPartitionsException,
-    InvalidReplicationFactorException,
-    InvalidRequestException,
-    RackwiseError,
-)
+from rackwise.common import InvalidRequestException, RackwiseError
 from rackwise.controller.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionTopicResult,
@@ -57,7 +53,6 @@ from rackwise.controller.configs import ConfigControl
 from rackwise.controller.errors import (
     SUCCESS,
     ApiError,
-    InvalidReplicaAssignmentException,
     PolicyViolationException,
     TopicDeletionDisabledException,
     TopicExistsException,
@@ -65,7 +60,6 @@ from rackwise.controller.errors import (
     UnknownTopicOrPartitionException,
 )
 from rackwise.controller.messages import (
-    USE_DEFAULT,
     CreatableTopic,
     CreatableTopicResult,
     CreatePartitionsTopic,
@@ -74,17 +68,19 @@ from rackwise.controller.messages import (
     ReassignableTopic,
     ReassignableTopicResult,
 )
+from rackwise.controller.new_partitions import (
+    added_partition_records,
+    manual_partitions,
+    placed_partitions,
+)
 from rackwise.controller.partition_change import Election
-from rackwise.controller.placing import place
 from rackwise.controller.reassignment import alter_partition_reassignments, build_change
 from rackwise.controller.state import ControllerState, TopicIdPartition
 from rackwise.controller.topics import (
     DUPLICATE_NAME,
     added_partitions,
-    check_manual_assignment,
     check_new_topic_name,
     check_partitions_per_request,
-    initial_isr,
     partition_record,
     request_level_errors,
     requested_partitions,
@@ -112,12 +108,6 @@ MAX_ELECTIONS_PER_IMBALANCE: Final = 1_000
 a run that reaches it asks to be run again at once."""
 NOBODY: Final = NO_LEADER
 """No broker (for the broker arguments of :meth:`ReplicationControl.update_leaders_and_isrs`)."""
-
-
-def _unable(replication_factor: int, reason: str) -> InvalidReplicationFactorException:
-    return InvalidReplicationFactorException(
-        f"Unable to replicate the partition {replication_factor} time(s): {reason}"
-    )
 
 
 class ReplicationControl:
@@ -175,12 +165,18 @@ class ReplicationControl:
         self.configs.check_topic_configs(topic.configs)
         overrides = {k: v for k, v in topic.configs.items() if v is not None}
         if topic.assignments:
-            partitions = self._manual_partitions(image, topic)
+            partitions = manual_partitions(image, topic)
             policy = TopicPolicyRequest(
                 topic.name, None, None, {p: r for p, (r, _) in partitions.items()}, overrides
             )
         else:
-            partitions = self._placed_partitions(image, topic)
+            partitions = placed_partitions(
+                image,
+                topic,
+                self.placer,
+                default_num_partitions=self.config.num_partitions,
+                default_replication_factor=self.config.default_replication_factor,
+            )
             first_replicas = partitions[0][0]
             policy = TopicPolicyRequest(
                 topic.name, len(partitions), len(first_replicas), None, overrides
@@ -202,63 +198,6 @@ class ReplicationControl:
             len(partitions[min(partitions)][0]),
             self.configs.effective_topic_configs(image, overrides),
         )
-
-    def _manual_partitions(
-        self, image: MetadataImage, topic: CreatableTopic
-    ) -> dict[int, tuple[tuple[int, ...], list[int]]]:
-        if topic.replication_factor != USE_DEFAULT:
-            raise InvalidRequestException(
-                "A manual partition assignment was specified, but replication factor was not "
-                "set to -1."
-            )
-        if topic.num_partitions != USE_DEFAULT:
-            raise InvalidRequestException(
-                "A manual partition assignment was specified, but numPartitions was not set to -1."
-            )
-        assert topic.assignments is not None
-        partitions: dict[int, tuple[tuple[int, ...], list[int]]] = {}
-        replication_factor: int | None = None
-        for pid, replicas in topic.assignments.items():
-            check_manual_assignment(image, replicas, replication_factor)
-            replication_factor = len(replicas)
-            isr = initial_isr(image, replicas)
-            if not isr:
-                raise InvalidReplicaAssignmentException(
-                    f"All brokers specified in the manual partition assignment for partition "
-                    f"{pid} are fenced or in controlled shutdown."
-                )
-            partitions[pid] = (tuple(replicas), isr)
-        if any(pid not in partitions for pid in range(len(partitions))):
-            raise InvalidReplicaAssignmentException(
-                "partitions should be a consecutive 0-based integer sequence"
-            )
-        return partitions
-
-    def _placed_partitions(
-        self, image: MetadataImage, topic: CreatableTopic
-    ) -> dict[int, tuple[tuple[int, ...], list[int]]]:
-        rf, count = topic.replication_factor, topic.num_partitions
-        if rf < USE_DEFAULT or rf == 0:
-            raise InvalidReplicationFactorException(
-                "Replication factor must be larger than 0, or -1 to use the default value."
-            )
-        if count < USE_DEFAULT or count == 0:
-            raise InvalidPartitionsException(
-                "Number of partitions was set to an invalid non-positive value."
-            )
-        count = self.config.num_partitions if count == USE_DEFAULT else count
-        rf = self.config.default_replication_factor if rf == USE_DEFAULT else rf
-        try:
-            rows = place(self.placer, image, topic.name, count, rf)
-        except InvalidReplicationFactorException as e:
-            raise _unable(rf, e.message) from e
-        partitions = {}
-        for pid, replicas in enumerate(rows):
-            isr = initial_isr(image, replicas)
-            if not isr:
-                raise _unable(rf, "All brokers are currently fenced or in controlled shutdown.")
-            partitions[pid] = (tuple(replicas), isr)
-        return partitions
 
     def _check_policy(self, request: TopicPolicyRequest) -> None:
         policy = self.config.create_topic_policy
@@ -287,9 +226,8 @@ class ReplicationControl:
         for topic in topics:
             if topic.name in errors or topic.name in results:
                 continue
-            made: list[Any] = []
             try:
-                self._create_partitions(state.image, topic, made)
+                made = added_partition_records(state.image, topic, self.placer)
             except RackwiseError as e:
                 results[topic.name] = CreatePartitionsTopicResult(topic.name, ApiError.of(e))
                 continue
@@ -297,44 +235,6 @@ class ReplicationControl:
             results[topic.name] = CreatePartitionsTopicResult(topic.name)
         order = dict.fromkeys(t.name for t in topics)
         return [results.get(n) or CreatePartitionsTopicResult(n, errors[n]) for n in order]
-
-    def _create_partitions(
-        self, image: MetadataImage, request: CreatePartitionsTopic, made: list[Any]
-    ) -> None:
-        topic = image.topic(request.name)
-        if topic is None:
-            raise UnknownTopicOrPartitionException()
-        existing = len(topic.partitions)
-        if request.count == existing:
-            raise InvalidPartitionsException(f"Topic already has {existing} partition(s).")
-        if request.count < existing:
-            raise InvalidPartitionsException(
-                f"The topic {request.name} currently has {existing} partition(s); "
-                f"{request.count} would not be an increase."
-            )
-        additional = request.count - existing
-        if request.assignments is not None and len(request.assignments) != additional:
-            raise InvalidReplicaAssignmentException(
-                f"Attempted to add {additional} additional partition(s), but only "
-                f"{len(request.assignments)} assignment(s) were specified."
-            )
-        rf = len(topic.partitions[min(topic.partitions)].replicas)
-        if request.assignments is not None:
-            rows = [list(r) for r in request.assignments]
-            for offset, replicas in enumerate(rows):
-                check_manual_assignment(image, replicas, rf)
-                if not initial_isr(image, replicas):
-                    raise InvalidReplicaAssignmentException(
-                        "All brokers specified in the manual partition assignment for "
-                        f"partition {existing + offset} are fenced or in controlled shutdown."
-                    )
-        else:
-            rows = place(self.placer, image, request.name, additional, rf, existing)
-        for offset, replicas in enumerate(rows):
-            isr = initial_isr(image, replicas)
-            if not isr:
-                raise _unable(rf, "All brokers are currently fenced or in controlled shutdown.")
-            made.append(partition_record(image, topic.topic_id, existing + offset, replicas, isr))
 
     # ---- DeleteTopics ----------------------------------------------------------------------
 

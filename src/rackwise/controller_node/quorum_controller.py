@@ -46,17 +46,14 @@ import time
 from typing import Any, Final
 
 from rackwise.controller import ApiError, Controller
+from rackwise.controller_node.commit_loop import Command, answer
+from rackwise.controller_node.node import ControllerNode
 from rackwise.controller_node.quorum_driver import QuorumDriver, voter_addresses
 from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
-from rackwise.controller_node.server import ControllerNode, _Command, monotonic_ms
 from rackwise.metalog.replicated import NotControllerException, ReplicatedMetadataLog
-from rackwise.net import CloseConnection, start_threaded_server
+from rackwise.net import CloseConnection
 from rackwise.node.config import NodeConfig
-from rackwise.protocol import (
-    ApiKey,
-    Listener,
-    Request,
-)
+from rackwise.protocol import ApiKey, Request
 from rackwise.raft import QuorumConfig
 from rackwise.raft.config import (
     QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG,
@@ -103,7 +100,7 @@ class QuorumControllerNode(ControllerNode):
         super().__init__(config, **kwargs)
         self.quorum_config = quorum_config(config.properties)
         self.driver: QuorumDriver | None = None
-        self._awaiting: list[tuple[int, list[tuple[_Command, Any]]]] = []
+        self._awaiting: list[tuple[int, list[tuple[Command, Any]]]] = []
         self._active_tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -155,21 +152,6 @@ class QuorumControllerNode(ControllerNode):
         self._tasks = [loop.create_task(self._commit_loop())]
         await self.driver.start()
 
-    async def _start_server(self) -> None:
-        """The listener, as the single controller starts it (without its timers)."""
-        endpoint = self.config.controller_endpoint
-        self.server = await start_threaded_server(
-            self.handle,
-            Listener.CONTROLLER,
-            host=endpoint.host,
-            port=endpoint.port,
-            max_request_bytes=self.config.socket_request_max_bytes,
-            name=f"controller {self.config.node_id} {endpoint.listener_name}",
-            limits=self.config.server_limits(),
-            on_arrival=self._note_arrival,
-            answer_on_io=self._answer_on_io,
-        )
-
     async def close(self) -> None:
         if self.driver is not None:
             await self.driver.close(resign=True)
@@ -188,7 +170,7 @@ class QuorumControllerNode(ControllerNode):
         ready = [group for group in self._awaiting if group[0] <= high_watermark]
         self._awaiting = [group for group in self._awaiting if group[0] > high_watermark]
         for _, outcomes in ready:
-            super()._answer_group(outcomes)
+            answer(outcomes)
         log = self.replicated_log
         start = log.epoch_start_offset
         if self.controller is None and start is not None and high_watermark > start:
@@ -246,7 +228,7 @@ class QuorumControllerNode(ControllerNode):
             )
         )
 
-    def _commit_group(self, commands: list[_Command]) -> None:
+    def _commit_group(self, commands: list[Command]) -> None:
         if self.controller is None:
             error = self._not_controller()
             for command in commands:
@@ -255,7 +237,7 @@ class QuorumControllerNode(ControllerNode):
             return
         super()._commit_group(commands)
 
-    def _answer_group(self, outcomes: list[tuple[_Command, Any]]) -> None:
+    def _answer_group(self, outcomes: list[tuple[Command, Any]]) -> None:
         log = self.replicated_log
         end = log.end_offset
         if log.high_watermark >= end:
@@ -263,13 +245,13 @@ class QuorumControllerNode(ControllerNode):
         else:
             self._awaiting.append((end, outcomes))
 
-    def _committed_end_offset(self) -> int:
+    def committed_end_offset(self) -> int:
         return self.replicated_log.high_watermark
 
     def _maybe_start_snapshot(self) -> None:
         if self.controller is None:
             return
-        if self._snapshot_task is None:
+        if not self._snapshots.busy:
             self.replicated_log.snapshot_epoch = self.replicated_log.epoch
         super()._maybe_start_snapshot()
 
@@ -338,4 +320,4 @@ def _wall(monotonic: int | None, now_monotonic: int, now_wall: int) -> int:
     return now_wall - (now_monotonic - monotonic)
 
 
-__all__ = ["QuorumControllerNode", "monotonic_ms", "quorum_config"]
+__all__ = ["QuorumControllerNode", "quorum_config"]

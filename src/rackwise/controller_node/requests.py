@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rackwise.controller import ApiError, Controller
-from rackwise.controller_node import apis
+from rackwise.controller_node.apis import brokers, configs, partitions, topics
 from rackwise.node import acl_apis
 from rackwise.node.config import NodeConfig
 from rackwise.protocol import ApiKey, make, response_class
@@ -51,55 +51,57 @@ class Entry:
 
 
 def _alter_partition(controller: Controller, body: Any) -> Any:
-    results = controller.alter_partition(apis.alter_partition_args(body))
-    return apis.alter_partition_response(body, results)
+    results = controller.alter_partition(partitions.alter_partition_args(body))
+    return partitions.alter_partition_response(body, results)
 
 
 def _assign_replicas_to_dirs(controller: Controller, body: Any) -> Any:
-    broker_id, broker_epoch, items = apis.assign_replicas_to_dirs_args(body)
+    broker_id, broker_epoch, items = brokers.assign_replicas_to_dirs_args(body)
     codes = controller.assign_replicas_to_dirs(broker_id, broker_epoch, items)
-    return apis.assign_replicas_to_dirs_response(body, codes)
+    return brokers.assign_replicas_to_dirs_response(body, codes)
 
 
 def _assign_replicas_to_dirs_error(body: Any, error: ApiError) -> Any:
-    return apis.assign_replicas_to_dirs_response(body, {}, error)
+    return brokers.assign_replicas_to_dirs_response(body, {}, error)
 
 
 def _create_topics(controller: Controller, body: Any) -> Any:
     results = controller.create_topics(
-        apis.create_topics_args(body), validate_only=bool(body.validate_only)
+        topics.create_topics_args(body), validate_only=bool(body.validate_only)
     )
-    return apis.create_topics_response(body, results)
+    return topics.create_topics_response(body, results)
 
 
 def _create_partitions(controller: Controller, body: Any) -> Any:
     results = controller.create_partitions(
-        apis.create_partitions_args(body), validate_only=bool(body.validate_only)
+        topics.create_partitions_args(body), validate_only=bool(body.validate_only)
     )
-    return apis.create_partitions_response(body, results)
+    return topics.create_partitions_response(body, results)
 
 
 def _delete_topics(controller: Controller, body: Any) -> Any:
-    names, ids = apis.delete_topics_args(body)
-    return apis.delete_topics_response(body, controller.delete_topics(names, ids))
+    names, ids = topics.delete_topics_args(body)
+    return topics.delete_topics_response(body, controller.delete_topics(names, ids))
 
 
 def _alter_partition_reassignments(controller: Controller, body: Any) -> Any:
-    topics, allow_rf_change = apis.alter_partition_reassignments_args(body)
+    reassigned, allow_rf_change = partitions.alter_partition_reassignments_args(body)
     results = controller.alter_partition_reassignments(
-        topics, allow_replication_factor_change=allow_rf_change
+        reassigned, allow_replication_factor_change=allow_rf_change
     )
-    return apis.alter_partition_reassignments_response(body, results)
+    return partitions.alter_partition_reassignments_response(body, results)
 
 
 def _list_partition_reassignments(controller: Controller, body: Any) -> Any:
-    listed = controller.list_partition_reassignments(apis.list_partition_reassignments_args(body))
-    return apis.list_partition_reassignments_response(body, listed)
+    listed = controller.list_partition_reassignments(
+        partitions.list_partition_reassignments_args(body)
+    )
+    return partitions.list_partition_reassignments_response(body, listed)
 
 
 def _create_replica_placement(controller: Controller, body: Any) -> Any:
-    reply = controller.create_replica_placement(apis.replica_placement_args(body))
-    return apis.replica_placement_response(body, reply)
+    reply = controller.create_replica_placement(topics.replica_placement_args(body))
+    return topics.replica_placement_response(body, reply)
 
 
 def _create_replica_placement_error(body: Any, error: ApiError) -> Any:
@@ -113,8 +115,8 @@ def _create_replica_placement_error(body: Any, error: ApiError) -> Any:
 
 
 def _describe_configs(controller: Controller, body: Any) -> Any:
-    results = controller.describe_configs(apis.describe_configs_args(body))
-    return apis.describe_configs_response(body, results)
+    results = controller.describe_configs(configs.describe_configs_args(body))
+    return configs.describe_configs_response(body, results)
 
 
 def _describe_configs_error(body: Any, error: ApiError) -> Any:
@@ -136,22 +138,22 @@ def _describe_configs_error(body: Any, error: ApiError) -> Any:
 
 
 def _elect_leaders(controller: Controller, body: Any) -> Any:
-    election, partitions = apis.elect_leaders_args(body)
-    return apis.elect_leaders_response(body, controller.elect_leaders(election, partitions))
+    election, named = partitions.elect_leaders_args(body)
+    return partitions.elect_leaders_response(body, controller.elect_leaders(election, named))
 
 
 def _incremental_alter_configs(controller: Controller, body: Any) -> Any:
     results = controller.incremental_alter_configs(
-        apis.alter_configs_args(body), validate_only=bool(body.validate_only)
+        configs.alter_configs_args(body), validate_only=bool(body.validate_only)
     )
-    return apis.alter_configs_response(body, results)
+    return configs.alter_configs_response(body, results)
 
 
 def _alter_configs(controller: Controller, body: Any) -> Any:
     results = controller.alter_configs(
-        apis.legacy_alter_configs_args(body), validate_only=bool(body.validate_only)
+        configs.legacy_alter_configs_args(body), validate_only=bool(body.validate_only)
     )
-    return apis.alter_configs_response(body, results)
+    return configs.alter_configs_response(body, results)
 
 
 def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
@@ -162,27 +164,29 @@ def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
 
 
 ENTRIES: Final[Mapping[int, Entry]] = {
-    ApiKey.BROKER_REGISTRATION: Entry(lambda body, e: apis.registration_response(body, None, e)),
-    ApiKey.BROKER_HEARTBEAT: Entry(lambda body, e: apis.heartbeat_response(body, None, e)),
-    ApiKey.ALLOCATE_PRODUCER_IDS: Entry(apis.allocate_producer_ids_error),
-    ApiKey.ALTER_PARTITION: Entry(apis.alter_partition_error, _alter_partition),
+    ApiKey.BROKER_REGISTRATION: Entry(lambda body, e: brokers.registration_response(body, None, e)),
+    ApiKey.BROKER_HEARTBEAT: Entry(lambda body, e: brokers.heartbeat_response(body, None, e)),
+    ApiKey.ALLOCATE_PRODUCER_IDS: Entry(brokers.allocate_producer_ids_error),
+    ApiKey.ALTER_PARTITION: Entry(partitions.alter_partition_error, _alter_partition),
     ApiKey.ASSIGN_REPLICAS_TO_DIRS: Entry(_assign_replicas_to_dirs_error, _assign_replicas_to_dirs),
-    ApiKey.CREATE_TOPICS: Entry(apis.create_topics_error, _create_topics),
-    ApiKey.CREATE_PARTITIONS: Entry(apis.create_partitions_error, _create_partitions),
-    ApiKey.DELETE_TOPICS: Entry(apis.delete_topics_error, _delete_topics),
+    ApiKey.CREATE_TOPICS: Entry(topics.create_topics_error, _create_topics),
+    ApiKey.CREATE_PARTITIONS: Entry(topics.create_partitions_error, _create_partitions),
+    ApiKey.DELETE_TOPICS: Entry(topics.delete_topics_error, _delete_topics),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: Entry(
-        apis.alter_partition_reassignments_error, _alter_partition_reassignments
+        partitions.alter_partition_reassignments_error, _alter_partition_reassignments
     ),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: Entry(
-        apis.list_partition_reassignments_error, _list_partition_reassignments, writes=False
+        partitions.list_partition_reassignments_error, _list_partition_reassignments, writes=False
     ),
     ApiKey.CREATE_REPLICA_PLACEMENT: Entry(
         _create_replica_placement_error, _create_replica_placement, writes=False
     ),
     ApiKey.DESCRIBE_CONFIGS: Entry(_describe_configs_error, _describe_configs, writes=False),
-    ApiKey.ELECT_LEADERS: Entry(apis.elect_leaders_error, _elect_leaders),
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(apis.alter_configs_error, _incremental_alter_configs),
-    ApiKey.ALTER_CONFIGS: Entry(apis.alter_configs_error, _alter_configs),
+    ApiKey.ELECT_LEADERS: Entry(partitions.elect_leaders_error, _elect_leaders),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(
+        configs.alter_configs_error, _incremental_alter_configs
+    ),
+    ApiKey.ALTER_CONFIGS: Entry(configs.alter_configs_error, _alter_configs),
     # No authorizer: every controller, active or not, answers as Kafka's AclApis without one.
     ApiKey.DESCRIBE_ACLS: _no_authorizer(acl_apis.describe_acls),
     ApiKey.CREATE_ACLS: _no_authorizer(acl_apis.create_acls),

@@ -1,0 +1,349 @@
+"""The requests the controller node answers itself rather than through the dispatch table
+(:mod:`rackwise.controller_node.requests`): the brokers' lifecycle (BrokerRegistration,
+BrokerHeartbeat, AllocateProducerIds), which the node logs and its fencing follows; the metadata
+log for brokers (FetchMetadataLog, with a long poll, and FetchMetadataSnapshot when what a
+broker needs is only in a snapshot); DescribeQuorum of a controller that is its only voter; and
+ApiVersions, answered on the listener's thread.
+
+Constraints
+    * A write is answered only once its records are durable: the lifecycle handlers hand their
+      command to the node's group commit (``submit``) and return its response.
+    * Brokers read only what is committed (:meth:`CommittedLog.committed_end_offset`: every
+      durable record of a single controller, the high watermark of a quorum). A fetch at that
+      end waits for the next commit, at most ``MaxWaitMs`` (and :data:`MAX_FETCH_WAIT_MS`).
+    * A request naming another cluster's id is refused with INCONSISTENT_CLUSTER_ID.
+    * Logged, one line each: registrations, brokers unfenced (caught up) and fenced at their
+      own request, producer id blocks handed out, refused registrations, heartbeats and
+      producer id requests with Kafka's error name and code. Incarnation ids are in Kafka's
+      base64 form, as the brokers log them; values from requests are escaped
+      (:func:`~rackwise.common.logsafe.loggable`).
+
+Worked example
+    A broker connects, sends ApiVersions, BrokerRegistration (epoch 1: the offset of its
+    RegisterBrokerRecord on a fresh log), FetchMetadataLog from 0 (records 0-1 as raw batches,
+    high watermark 2), then BrokerHeartbeat with offset 1: it is unfenced (a record at offset
+    2) and the reply says ``is_fenced=False``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from rackwise.common.errors import RackwiseError
+from rackwise.common.logsafe import loggable
+from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller
+from rackwise.controller_node.apis import brokers
+from rackwise.controller_node.requests import describe_quorum_response
+from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
+from rackwise.net import current_connection
+from rackwise.node.config import NodeConfig
+from rackwise.protocol import (
+    ApiKey,
+    FinalizedFeature,
+    Listener,
+    SupportedFeature,
+    api_versions_response,
+    make,
+    response_class,
+)
+from rackwise.records import kafka_uuid
+from rackwise.records.constants import METADATA_VERSION_FEATURE
+
+LOG: Final = logging.getLogger("rackwise.controller")
+MIN_METADATA_VERSION_LEVEL: Final = 7
+"""The lowest ``metadata.version`` this software supports (3.3-IV3, Kafka's KRaft minimum)."""
+MAX_SNAPSHOT_CHUNK_BYTES: Final = 16 << 20
+"""The most snapshot bytes one FetchMetadataSnapshot response carries."""
+MAX_FETCH_WAIT_MS: Final = 60_000
+
+# Kafka's error codes these answers use.
+OFFSET_OUT_OF_RANGE: Final = 1
+INVALID_REQUEST: Final = 42
+SNAPSHOT_NOT_FOUND: Final = 98
+POSITION_OUT_OF_RANGE: Final = 99
+INCONSISTENT_CLUSTER_ID: Final = 104
+
+Submit = Callable[[Callable[[], Any], Callable[[ApiError], Any]], Awaitable[Any]]
+"""The node's group commit: queue ``run`` (``fail`` for its typed error); its response once
+durable."""
+Features = tuple[tuple[tuple[str, int], ...], int]
+"""The finalized features of the last commit and their epoch."""
+
+
+class CommittedLog(Protocol):
+    """What the metadata-log handlers read of the node."""
+
+    @property
+    def log(self) -> FileMetadataLog | None:
+        """The metadata log; None once the node closed it."""
+        ...
+
+    def committed_end_offset(self) -> int:
+        """The end of what brokers may read."""
+        ...
+
+    async def next_commit(self, timeout_s: float) -> None:
+        """Until the next commit, or ``timeout_s``."""
+        ...
+
+
+def cluster_id_mismatch(expected: str | None, cluster_id: str | None) -> str | None:
+    """Why a request naming ``cluster_id`` is not for this cluster, or None."""
+    if expected is None or cluster_id is None or cluster_id == expected:
+        return None
+    return f"cluster id {cluster_id} is not this cluster's ({expected})"
+
+
+# ---- the brokers' lifecycle ------------------------------------------------------------------
+
+
+async def register(
+    controller: Controller, body: Any, submit: Submit, *, cluster_id: str | None
+) -> Any:
+    """BrokerRegistration, answered once its record is durable."""
+    request = brokers.registration_args(body)
+    session = current_connection()
+    incarnation = kafka_uuid(request.incarnation_id)
+
+    def fail(error: ApiError) -> Any:
+        LOG.warning(
+            "refused the registration of broker %d (incarnation %s): %s",
+            request.broker_id,
+            incarnation,
+            loggable(brokers.describe_error(error)),
+        )
+        return brokers.registration_response(body, None, error)
+
+    mismatch = cluster_id_mismatch(cluster_id, getattr(body, "cluster_id", None))
+    if mismatch is not None:
+        return fail(ApiError(INCONSISTENT_CLUSTER_ID, mismatch))
+
+    def run() -> Any:
+        reply = controller.register_broker(request, session=session)
+        LOG.info(
+            "registered broker %d (rack %s, incarnation %s) with epoch %d",
+            request.broker_id,
+            loggable(request.rack),
+            incarnation,
+            reply.broker_epoch,
+        )
+        return brokers.registration_response(body, reply)
+
+    return await submit(run, fail)
+
+
+async def heartbeat(controller: Controller, body: Any, submit: Submit) -> Any:
+    """BrokerHeartbeat, answered once its records (if any) are durable."""
+    request = brokers.heartbeat_args(body)
+    session = current_connection()
+
+    def run() -> Any:
+        before = controller.image.brokers.get(request.broker_id)
+        reply = controller.broker_heartbeat(request, session=session)
+        if before is not None and before.fenced and not reply.is_fenced:
+            LOG.info(
+                "unfenced broker %d (epoch %d): caught up, it applied offset %d",
+                request.broker_id,
+                request.broker_epoch,
+                request.current_metadata_offset,
+            )
+        elif before is not None and not before.fenced and reply.is_fenced:
+            LOG.info(
+                "fenced broker %d (epoch %d): %s",
+                request.broker_id,
+                request.broker_epoch,
+                "it is shutting down" if request.want_shut_down else "it asked to be fenced",
+            )
+        return brokers.heartbeat_response(body, reply)
+
+    def fail(error: ApiError) -> Any:
+        LOG.warning(
+            "refused a heartbeat of broker %d (epoch %d): %s",
+            request.broker_id,
+            request.broker_epoch,
+            loggable(brokers.describe_error(error)),
+        )
+        return brokers.heartbeat_response(body, None, error)
+
+    return await submit(run, fail)
+
+
+async def allocate_producer_ids(controller: Controller, body: Any, submit: Submit) -> Any:
+    """A block of producer ids for a broker, answered once its record is durable."""
+    broker_id, broker_epoch = brokers.allocate_producer_ids_args(body)
+
+    def run() -> Any:
+        block = controller.allocate_producer_ids(broker_id, broker_epoch)
+        LOG.info(
+            "producer ids %d-%d to broker %d (epoch %d)",
+            block.first_producer_id,
+            block.last_producer_id,
+            broker_id,
+            broker_epoch,
+        )
+        return brokers.allocate_producer_ids_response(body, block)
+
+    def fail(error: ApiError) -> Any:
+        LOG.warning(
+            "refused producer ids to broker %d (epoch %d): %s",
+            broker_id,
+            broker_epoch,
+            brokers.describe_error(error),
+        )
+        return brokers.allocate_producer_ids_error(body, error)
+
+    return await submit(run, fail)
+
+
+# ---- the metadata log, for brokers -----------------------------------------------------------
+
+
+def _fetch_log_response(source: CommittedLog, **values: Any) -> Any:
+    log = source.log
+    assert log is not None
+    fields: dict[str, Any] = {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "error_message": None,
+        "high_watermark": source.committed_end_offset(),
+        "log_start_offset": log.start_offset,
+        "snapshot_end_offset": -1,
+        "snapshot_epoch": -1,
+        "records": b"",
+    }
+    fields.update(values)
+    return make(response_class(ApiKey.FETCH_METADATA_LOG, 0), fields)
+
+
+async def fetch_log(source: CommittedLog, body: Any, *, cluster_id: str | None) -> Any:
+    """FetchMetadataLog: the committed records from ``fetch_offset``, after waiting for the
+    next commit if there are none yet; the latest snapshot's id when the offset is before the
+    log's start."""
+    mismatch = cluster_id_mismatch(cluster_id, body.cluster_id)
+    if mismatch is not None:
+        return _fetch_log_response(
+            source, error_code=INCONSISTENT_CLUSTER_ID, error_message=mismatch
+        )
+    log = source.log
+    assert log is not None
+    offset = int(body.fetch_offset)
+    if offset < log.start_offset:
+        snapshot = log.latest_snapshot_id()
+        if snapshot is None:
+            return _fetch_log_response(
+                source,
+                error_code=OFFSET_OUT_OF_RANGE,
+                error_message=f"offset {offset} is before the log's start and no snapshot",
+            )
+        return _fetch_log_response(
+            source, snapshot_end_offset=snapshot.end_offset, snapshot_epoch=snapshot.epoch
+        )
+    if offset > log.end_offset:
+        return _fetch_log_response(
+            source,
+            error_code=OFFSET_OUT_OF_RANGE,
+            error_message=f"offset {offset} is past the log's end {log.end_offset}",
+        )
+    wait_ms = min(max(int(body.max_wait_ms), 0), MAX_FETCH_WAIT_MS)
+    if offset >= source.committed_end_offset() and wait_ms > 0:
+        await source.next_commit(wait_ms / 1000)
+        log = source.log
+        if log is None:
+            raise RackwiseError("the controller is shutting down")
+    if offset < log.start_offset:  # a snapshot moved the log's start while waiting
+        return await fetch_log(source, body, cluster_id=cluster_id)
+    try:
+        data = (
+            log.read_raw(offset, max(int(body.max_bytes), 1))
+            if offset < source.committed_end_offset()
+            else b""
+        )
+    except OffsetOutOfRangeException:
+        return await fetch_log(source, body, cluster_id=cluster_id)
+    return _fetch_log_response(source, records=data)
+
+
+def fetch_snapshot(log: FileMetadataLog, body: Any) -> Any:
+    """FetchMetadataSnapshot: a chunk of a snapshot file from ``position``."""
+    snapshot_id = SnapshotId(int(body.snapshot_end_offset), int(body.snapshot_epoch))
+    values: dict[str, Any] = {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "error_message": None,
+        "snapshot_end_offset": snapshot_id.end_offset,
+        "snapshot_epoch": snapshot_id.epoch,
+        "size": -1,
+        "position": -1,
+        "bytes": b"",
+    }
+    cls = response_class(ApiKey.FETCH_METADATA_SNAPSHOT, 0)
+    path = Path(log.directory) / snapshot_id.file_name()
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, 2)
+            position = int(body.position)
+            if not 0 <= position <= size:
+                values.update(
+                    error_code=POSITION_OUT_OF_RANGE,
+                    error_message=f"position {position} is outside the snapshot's {size} bytes",
+                )
+                return make(cls, values)
+            f.seek(position)
+            chunk = f.read(min(max(int(body.max_bytes), 1), MAX_SNAPSHOT_CHUNK_BYTES))
+    except FileNotFoundError:
+        values.update(
+            error_code=SNAPSHOT_NOT_FOUND,
+            error_message=f"snapshot {snapshot_id.file_name()} does not exist",
+        )
+        return make(cls, values)
+    values.update(size=size, position=position, bytes=chunk)
+    return make(cls, values)
+
+
+# ---- the quorum and the features -------------------------------------------------------------
+
+
+def describe_quorum(
+    version: int, config: NodeConfig, log: FileMetadataLog, high_watermark: int
+) -> Any:
+    """The quorum of a controller that is its only voter: it leads, at its log's epoch, and
+    what it has written is committed."""
+    now = time.time_ns() // 1_000_000
+    voter = {
+        "replica_id": config.node_id,
+        "replica_directory_id": None,
+        "log_end_offset": log.end_offset,
+        "last_fetch_timestamp": now,
+        "last_caught_up_timestamp": now,
+    }
+    return describe_quorum_response(
+        version,
+        config,
+        leader_id=config.node_id,
+        leader_epoch=max(log.latest_epoch, 0),
+        high_watermark=high_watermark,
+        voters=[voter],
+    )
+
+
+def api_versions(version: int, features: Features | None) -> Any:
+    """ApiVersions from the features as of the last commit (None: no controller, a quorum
+    voter that does not lead)."""
+    if features is None:
+        return api_versions_response(version, Listener.CONTROLLER)
+    finalized, epoch = features
+    return api_versions_response(
+        version,
+        Listener.CONTROLLER,
+        supported_features=[
+            SupportedFeature(
+                METADATA_VERSION_FEATURE, MIN_METADATA_VERSION_LEVEL, METADATA_VERSION_LEVEL
+            )
+        ],
+        finalized_features=[FinalizedFeature(n, level) for n, level in finalized],
+        finalized_features_epoch=epoch,
+    )

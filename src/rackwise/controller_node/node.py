@@ -1,0 +1,415 @@
+"""The controller node (KIP-631): a :class:`~rackwise.controller.Controller` over a
+:class:`~rackwise.metalog.FileMetadataLog`, served on the controller listener; the process
+around it is :mod:`rackwise.controller_node.server`, a voter of a larger quorum
+:mod:`rackwise.controller_node.quorum_controller`.
+
+Goals
+    Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat), change the ISRs of
+    the partitions they lead (AlterPartition, through the same group commit as every write),
+    take blocks of producer ids for their idempotent producers (AllocateProducerIds, likewise)
+    and follow the metadata log (FetchMetadataLog, with a long poll, and
+    FetchMetadataSnapshot when what they need is only in a snapshot); they forward admin
+    writes (CreateTopics, CreatePartitions, DeleteTopics, IncrementalAlterConfigs) and
+    KIP-879's CreateReplicaPlacement as the same requests; DescribeConfigs is answered from
+    the controller's image. A timer fences brokers whose lease ran out; another moves
+    leadership back to preferred replicas (``auto.leader.rebalance.enable``, every
+    ``leader.imbalance.check.interval.seconds`` while some partition needs it). A write is answered
+    only once its records are fsynced.
+
+Constraints
+    * The pure controller is driven one call at a time, on the event loop: every command that
+      may write goes through one queue, and the commands queued together are committed as a
+      group (:mod:`rackwise.controller_node.commit_loop`): one append, one fsync, then every
+      reply. Reads (placement, fetches) run between groups, so they only ever see durable
+      records.
+    * The listener's sockets are served on a thread of their own (:mod:`rackwise.net.io_thread`):
+      a heartbeat's arrival renews its broker's lease at once, even while a long group holds
+      the loop, so that no broker is fenced for the controller's own slowness (as Kafka's
+      controller notes a heartbeat before queueing it, KAFKA-17793). ApiVersions is answered
+      there too, from the features of the last commit, so that a broker whose heartbeat timed
+      out reconnects and heartbeats again while the group goes on.
+    * The metadata log failing (a write or fsync error) is fatal: every waiting command fails,
+      the node logs one line and sets :attr:`ControllerNode.stopped`, as Kafka's controller
+      stops on a fault in its log. Recovery happens at the next start.
+    * What the log found when it opened (a torn tail truncated, a corrupt snapshot set aside)
+      is logged as warnings, one line each, by the log (``rackwise.metalog``).
+    * A snapshot never stalls the event loop: it is written on a worker thread, at most one at
+      a time, while commits go on (:mod:`rackwise.controller_node.snapshots`).
+    * Logged, one line each: the recovery, brokers fenced (lease expired) and preferred-leader
+      runs that wrote records; what the requests log is in
+      :mod:`rackwise.controller_node.handlers`.
+
+Algorithm
+    ``_commit_loop``: take the next group (the first queued command, then every one already
+    queued); commit and answer it; wake the fetchers waiting for new records; start a
+    snapshot on a worker thread if one is due and none is being written. ``_fence_loop``:
+    sleep until ``next_check_time_ms`` (at most :data:`FENCE_CHECK_MAX_INTERVAL_S`), then
+    queue ``maybe_fence_stale_brokers``. ``_balance_loop``: the same over
+    ``next_balance_time_ms`` and ``maybe_balance_partition_leaders``. A fetch at the log's end
+    waits for the next commit, or ``MaxWaitMs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Final
+
+from rackwise.common.errors import RackwiseError
+from rackwise.controller import ApiError, Controller
+from rackwise.controller_node import handlers
+from rackwise.controller_node.commit_loop import Command, answer, next_group, try_group
+from rackwise.controller_node.requests import ENTRIES
+from rackwise.controller_node.snapshots import SnapshotWorker
+from rackwise.metalog import FileMetadataLog
+from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_server
+from rackwise.node.addresses import Endpoint
+from rackwise.node.config import NodeConfig
+from rackwise.node.properties_file import ConfigException
+from rackwise.protocol import ApiKey, Listener, Request, api_name
+
+LOG: Final = logging.getLogger("rackwise.controller")
+FENCE_CHECK_MAX_INTERVAL_S: Final = 0.25
+"""The longest the fencing timer sleeps (a registration may bring its next check closer)."""
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class ControllerNode:
+    """The controller process' state and service (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: NodeConfig,
+        *,
+        clock: Callable[[], int] = monotonic_ms,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not config.is_controller or config.metadata_log_dir is None:
+            raise ConfigException(
+                f"node {config.node_id} is a {config.role}: start it with rackwise {config.role}"
+            )
+        self.config = config
+        self.clock = clock
+        self.rng = rng if rng is not None else random.Random()
+        self.log: FileMetadataLog | None = None
+        self.controller: Controller | None = None
+        self.server: ThreadedKafkaServer | None = None
+        self.fatal: BaseException | None = None
+        self.stopped = asyncio.Event()
+        self._queue: asyncio.Queue[Command] = asyncio.Queue()
+        self._committed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._snapshots = SnapshotWorker()
+        self._heard: dict[int, tuple[int, int]] = {}  # broker id -> (epoch, arrival ms)
+        self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
+        # ApiVersions is answered on the listener's thread, from the features as of the last
+        # commit: (finalized features, their epoch), or None when there is no controller.
+        self._features: handlers.Features | None = None
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open (and recover) the metadata log and the controller over it."""
+        directory = self.config.metadata_log_dir
+        assert directory is not None
+        started = time.monotonic()
+        log = FileMetadataLog(
+            directory,
+            segment_bytes=self.config.metadata_log_segment_bytes,
+            max_record_bytes_between_snapshots=self.config.max_record_bytes_between_snapshots,
+        )
+        self.log = log
+        try:
+            self.controller = Controller(
+                log,
+                self.clock,
+                self.config.controller_config(),
+                random=self.rng,
+                is_snapshot_deferred=True,
+            )
+        except BaseException:
+            log.close()
+            raise
+        self._publish_features()
+        recovery = self.controller.recovery
+        snapshot = (
+            "no snapshot"
+            if recovery.snapshot_end_offset is None
+            else f"snapshot ending at offset {recovery.snapshot_end_offset}"
+        )
+        LOG.info(
+            "recovered the metadata log in %s in %.3f s: %s (%d records) and %d records after "
+            "it; log offsets %d to %d",
+            directory,
+            time.monotonic() - started,
+            snapshot,
+            recovery.num_snapshot_records,
+            recovery.num_log_records,
+            log.start_offset,
+            log.end_offset,
+        )
+
+    async def start(self) -> None:
+        """Listen on the controller listener and start the commit and fencing loops."""
+        if self.controller is None:
+            self.open()
+        await self._start_server()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._commit_loop()),
+            loop.create_task(self._fence_loop()),
+            loop.create_task(self._balance_loop()),
+        ]
+
+    async def _start_server(self) -> None:
+        """The controller listener, its sockets on a thread of their own."""
+        endpoint = self.config.controller_endpoint
+        self.server = await start_threaded_server(
+            self.handle,
+            Listener.CONTROLLER,
+            host=endpoint.host,
+            port=endpoint.port,
+            max_request_bytes=self.config.socket_request_max_bytes,
+            name=f"controller {self.config.node_id} {endpoint.listener_name}",
+            limits=self.config.server_limits(),
+            on_arrival=self._note_arrival,
+            answer_on_io=self._answer_on_io,
+        )
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The controller listener as bound."""
+        assert self.server is not None
+        name = self.config.controller_endpoint.listener_name
+        host, port = self.server.address
+        return Endpoint(name, host, port)
+
+    async def close(self) -> None:
+        """Stop serving, fail what waits, close the log."""
+        if self.server is not None:
+            await self.server.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        await self._snapshots.wait()
+        while not self._queue.empty():
+            command = self._queue.get_nowait()
+            if not command.future.done():
+                command.future.set_exception(RackwiseError("the controller is shutting down"))
+        self._wake_fetchers()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    def _die(self, error: BaseException) -> None:
+        LOG.critical(
+            "the metadata log failed, stopping: %s: %s",
+            type(error).__name__,
+            " ".join(str(error).split()),
+        )
+        self.fatal = error
+        self.stopped.set()
+
+    # ---- the write path ------------------------------------------------------------------
+
+    async def submit(self, run: Callable[[], Any], fail: Callable[[ApiError], Any]) -> Any:
+        """Queue a command for the next group commit; its response once durable."""
+        if self.fatal is not None:
+            raise RackwiseError(f"the controller stopped: {self.fatal}")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(Command(run, fail, future))
+        return await future
+
+    async def _commit_loop(self) -> None:
+        while True:
+            self._commit_group(await next_group(self._queue))
+            if self.fatal is not None:
+                return
+            self._maybe_start_snapshot()
+            await asyncio.sleep(0)  # answers and reads go out before the next group
+
+    def _commit_group(self, commands: list[Command]) -> None:
+        """Commit ``commands`` as one group and answer them (:func:`try_group`: a command that
+        fails with anything but a typed error fails alone, the others are committed again
+        without it; a failing log is fatal)."""
+        log, controller = self.log, self.controller
+        assert log is not None and controller is not None
+        before = log.end_offset
+        pending = commands
+        while pending:
+            attempt = try_group(controller, pending)
+            if attempt.fatal is not None:
+                self._die(attempt.fatal)
+            elif attempt.outcomes is not None:
+                self._answer_group(attempt.outcomes)
+            pending = attempt.retry
+        if log.end_offset != before:
+            self._wake_fetchers()
+
+    def _answer_group(self, outcomes: list[tuple[Command, Any]]) -> None:
+        """Answer a committed group (a quorum answers once a majority holds it)."""
+        answer(outcomes)
+
+    def _maybe_start_snapshot(self) -> None:
+        controller, log = self.controller, self.log
+        assert controller is not None and log is not None
+        self._snapshots.maybe_start(controller, log)
+
+    # ---- the listener's thread, and the fetchers -----------------------------------------
+
+    def _note_arrival(self, request: Request) -> None:
+        """On the listener's thread: a heartbeat arrived (its lease counts from now)."""
+        if request.header.api_key == ApiKey.BROKER_HEARTBEAT:
+            arrival = (int(request.body.broker_epoch), self.clock())
+            with self._heard_lock:
+                self._heard[int(request.body.broker_id)] = arrival
+
+    def _take_heard(self) -> dict[int, tuple[int, int]]:
+        with self._heard_lock:
+            heard, self._heard = self._heard, {}
+        return heard
+
+    def _answer_on_io(self, request: Request) -> Any:
+        """On the listener's thread: ApiVersions needs nothing from the loop, so a broker that
+        reconnects while a long group holds the loop still gets to send its heartbeat."""
+        if request.header.api_key == ApiKey.API_VERSIONS:
+            return handlers.api_versions(request.header.api_version, self._features)
+        return None
+
+    def _publish_features(self) -> None:
+        """Keep the finalized features of the last commit for ApiVersions."""
+        controller = self.controller
+        if controller is None:
+            self._features = None
+            return
+        features = controller.image.features
+        epoch = controller.end_offset - 1 if features else -1
+        self._features = (tuple(sorted(features.items())), epoch)
+
+    def _wake_fetchers(self) -> None:
+        self._publish_features()
+        self._committed.set()
+        self._committed = asyncio.Event()
+
+    def committed_end_offset(self) -> int:
+        """The end of what brokers may read: every durable record (a quorum: the high
+        watermark)."""
+        log = self.log
+        assert log is not None
+        return log.end_offset
+
+    async def next_commit(self, timeout_s: float) -> None:
+        """Until the next commit, or ``timeout_s``."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._committed.wait(), timeout_s)
+
+    # ---- timers --------------------------------------------------------------------------
+
+    async def _fence_loop(self) -> None:
+        controller = self.controller
+        assert controller is not None
+        while True:
+            due = controller.next_check_time_ms()
+            now = self.clock()
+            if due is not None and due <= now:
+                fenced = await self.submit(
+                    lambda: controller.maybe_fence_stale_brokers(heard=self._take_heard()),
+                    lambda error: error,
+                )
+                if isinstance(fenced, list) and fenced:
+                    for broker_id in fenced:
+                        LOG.info(
+                            "fenced broker %d: lease expired (no heartbeat for %d ms)",
+                            broker_id,
+                            self.config.session_timeout_ms,
+                        )
+                    continue
+            wait_s = FENCE_CHECK_MAX_INTERVAL_S
+            if due is not None and due > now:
+                wait_s = min(wait_s, (due - now) / 1000)
+            await asyncio.sleep(wait_s)
+
+    async def _balance_loop(self) -> None:
+        controller = self.controller
+        assert controller is not None
+        while True:
+            due = controller.next_balance_time_ms()
+            now = self.clock()
+            if due is not None and due <= now:
+                written = await self.submit(
+                    controller.maybe_balance_partition_leaders, lambda error: error
+                )
+                if isinstance(written, int) and written:
+                    LOG.info(
+                        "preferred leader election: %d partition change record(s) written",
+                        written,
+                    )
+                continue
+            wait_s = FENCE_CHECK_MAX_INTERVAL_S
+            if due is not None:
+                wait_s = min(wait_s, (due - now) / 1000)
+            await asyncio.sleep(wait_s)
+
+    # ---- requests ------------------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Any:
+        """The response to one request on the controller listener."""
+        key = request.header.api_key
+        body = request.body
+        controller = self.controller
+        assert controller is not None
+        if key == ApiKey.BROKER_REGISTRATION:
+            return await handlers.register(
+                controller, body, self.submit, cluster_id=self.config.cluster_id
+            )
+        if key == ApiKey.BROKER_HEARTBEAT:
+            return await handlers.heartbeat(controller, body, self.submit)
+        if key == ApiKey.ALLOCATE_PRODUCER_IDS:
+            return await handlers.allocate_producer_ids(controller, body, self.submit)
+        if key == ApiKey.FETCH_METADATA_LOG:
+            return await self._fetch_log(body)
+        if key == ApiKey.FETCH_METADATA_SNAPSHOT:
+            return self._fetch_snapshot(body)
+        if key == ApiKey.DESCRIBE_QUORUM:
+            return self._describe_quorum(request.header.api_version)
+        entry = ENTRIES.get(key)
+        if entry is None or entry.answer is None:
+            # Vote, Fetch and the rest of Raft's own APIs, from a controller that takes this
+            # one for a member of a larger quorum: this one is its only voter.
+            raise CloseConnection(
+                f"{api_name(key)} is between the voters of a quorum; controller "
+                f"{self.config.node_id} is the only voter of its own"
+            )
+        run = partial(entry.answer, controller, body)
+        fail = partial(entry.error, body)
+        if entry.writes:
+            return await self.submit(run, fail)
+        try:
+            return run()
+        except RackwiseError as e:
+            return fail(ApiError.of(e))
+
+    async def _fetch_log(self, body: Any) -> Any:
+        return await handlers.fetch_log(self, body, cluster_id=self.config.cluster_id)
+
+    def _fetch_snapshot(self, body: Any) -> Any:
+        log = self.log
+        assert log is not None
+        return handlers.fetch_snapshot(log, body)
+
+    def _describe_quorum(self, version: int) -> Any:
+        log = self.log
+        assert log is not None
+        return handlers.describe_quorum(version, self.config, log, self.committed_end_offset())
