@@ -16,8 +16,9 @@ from rackwise.common.types import TopicPartition
 from rackwise.storage import manager as manager_module
 from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
 from rackwise.storage.config import LogConfig
+from rackwise.storage.dirs import choose_log_dir, delete_dir_name
 from rackwise.storage.errors import InconsistentTopicIdException
-from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
+from rackwise.storage.manager import LogManager
 from tests.storage.helpers import (
     START_MS,
     Clock,

@@ -51,35 +51,32 @@ Worked example
 
 from __future__ import annotations
 
-import bisect
 import functools
 import logging
 import random
-import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from rackwise.storage import appends, timestamps
+from rackwise.storage import appends, log_segments, retention, timestamps
 from rackwise.storage.appends import LogAppendInfo
-from rackwise.storage.batch import BatchHeader
 from rackwise.storage.checkpoints import LEADER_EPOCH_CHECKPOINT, check_topic_id, fsync_directory
 from rackwise.storage.config import LogConfig
+from rackwise.storage.dirs import parse_log_dir_name
 from rackwise.storage.epochs import LeaderEpochCache
 from rackwise.storage.errors import (
     KafkaStorageException,
     OffsetOutOfRangeException,
 )
-from rackwise.storage.files import FileCache, FileRegion
+from rackwise.storage.files import FileCache
+from rackwise.storage.log_segments import FetchSlice, segment_jitter
 from rackwise.storage.producer_state import ProducerEntry, ProducerStateManager, flush_snapshot
 from rackwise.storage.recovery import load_segments
-from rackwise.storage.retention import delete_old_segments
-from rackwise.storage.segment import LogSegment, SegmentSettings
+from rackwise.storage.segment import LogSegment
 
-__all__ = ["FetchSlice", "LogAppendInfo", "LogConfig", "PartitionLog"]
+__all__ = ["LogAppendInfo", "LogConfig", "PartitionLog"]
 
 LOG: Final = logging.getLogger("rackwise.storage")
 NO_OFFSET: Final = -1
@@ -104,16 +101,6 @@ def _not_yet() -> None:
 
 def _no_crash(point: str) -> None:
     """The production crash hook: nothing happens."""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchSlice:
-    """Whole batches read from the log."""
-
-    records: bytes | FileRegion
-    """The batches' bytes, or where they lie in a segment file (a zero-copy read)."""
-    first_offset: int
-    """Base offset of the first batch returned; the fetch offset when ``records`` is empty."""
 
 
 class _LogIO:
@@ -155,28 +142,6 @@ class _LogIO:
                 ) from error
         finally:
             log._lock.release()
-
-
-def segment_jitter(config: LogConfig, rng: random.Random) -> int:
-    """Kafka's randomSegmentJitter: uniform in [0, min(segment.jitter.ms, segment.ms))."""
-    if config.segment_jitter_ms <= 0:
-        return 0
-    return rng.randrange(min(config.segment_jitter_ms, config.segment_ms))
-
-
-_SUFFIXED_DIR: Final = re.compile(r"^(?P<base>.+)\.[0-9a-f]{32}-(?:future|delete|stray)$")
-
-
-def parse_log_dir_name(name: str) -> tuple[str, int]:
-    """(topic, partition) of a ``<topic>-<partition>`` directory name, or of one with Kafka's
-    ``.<32 hex>-future``, ``-delete`` or ``-stray`` suffix (Kafka's parseTopicPartitionName)."""
-    suffixed = _SUFFIXED_DIR.match(name)
-    if suffixed is not None:
-        name = suffixed.group("base")
-    topic, sep, partition = name.rpartition("-")
-    if not sep or not topic or not partition.isdigit():
-        raise ValueError(f"{name!r} is not in the form of topic-partition")
-    return topic, int(partition)
 
 
 class PartitionLog:
@@ -270,7 +235,7 @@ class PartitionLog:
         loaded = load_segments(
             directory,
             files,
-            log._settings(),
+            log_segments.settings(config),
             log.epochs,
             had_clean_shutdown=had_clean_shutdown,
             recovery_point=recovery_point,
@@ -288,27 +253,14 @@ class PartitionLog:
         log.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
         return log
 
-    def _settings(self) -> SegmentSettings:
-        return SegmentSettings(self.config.index_interval_bytes, self.config.segment_index_bytes)
-
     def _rebuild_producer_state(self) -> None:
         """Load the newest producer snapshot and replay the batches after it."""
         replay_from = self.producer_state.load(
             self.log_start_offset, self.log_end_offset, now_ms=self.clock()
         )
-        now = self.clock()
-        for header in self._headers_from(replay_from):
-            self.producer_state.update(header, now_ms=now)
-        self.producer_state.update_map_end_offset(self.log_end_offset)
-
-    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
-        """Every batch whose last offset is at least ``offset``, in order."""
-        if offset >= self.log_end_offset:
-            return
-        for segment in self.segments[max(self._floor_index(offset), 0) :]:
-            first = segment.translate_offset(offset)
-            if first is not None:
-                yield from segment.iter_headers(first.position)
+        log_segments.replay_producers(
+            self.producer_state, self.segments, replay_from, self.log_end_offset, self.clock()
+        )
 
     def update_config(self, config: LogConfig) -> None:
         """Use ``config`` from now on (new segments take its index settings)."""
@@ -329,10 +281,6 @@ class PartitionLog:
         with self._lock:
             return sum(s.size for s in self.segments)
 
-    def _floor_index(self, offset: int) -> int:
-        """The index of the segment that would hold ``offset`` (-1 if before the first)."""
-        return bisect.bisect_right([s.base_offset for s in self.segments], offset) - 1
-
     def _io(self, action: str) -> _LogIO:
         """Hold the lock; turn an I/O error into KAFKA_STORAGE_ERROR and fail the log."""
         return _LogIO(self, action)
@@ -347,12 +295,50 @@ class PartitionLog:
     def append_as_leader(self, records: bytes | memoryview, *, leader_epoch: int) -> LogAppendInfo:
         """Validate, stamp and append a producer's records (:mod:`rackwise.storage.appends`)."""
         with self._io("appending records"):
-            return appends.append_as_leader(self, records, leader_epoch)
+            now = self.clock()
+            batches = appends.leader_batches(
+                records,
+                leader_epoch,
+                config=self.config,
+                name=self.name,
+                now=now,
+                producer_state=self.producer_state,
+                epochs=self.epochs,
+                log_start_offset=self.log_start_offset,
+                log_end_offset=self.log_end_offset,
+            )
+            if isinstance(batches, LogAppendInfo):
+                return batches  # a retry, answered as the original
+            return self._write(batches, now)
 
     def append_as_follower(self, records: bytes | memoryview) -> LogAppendInfo:
         """Append a leader's batches, offsets and epochs as they are."""
         with self._io("appending replicated records"):
-            return appends.append_as_follower(self, records)
+            now = self.clock()
+            batches = appends.follower_batches(
+                records,
+                config=self.config,
+                name=self.name,
+                epochs=self.epochs,
+                log_start_offset=self.log_start_offset,
+                log_end_offset=self.log_end_offset,
+            )
+            if isinstance(batches, LogAppendInfo):
+                return batches  # no whole batch
+            return self._write(batches, now)
+
+    def _write(self, batches: appends.Batches, now: int) -> LogAppendInfo:
+        """Roll if the batches would overflow the active segment, write them, move the log
+        end offset, update the producer state, and flush at ``flush.messages``."""
+        segment = self.active_segment
+        if appends.should_roll(segment, batches, self.config, now):
+            segment = self.roll_to(batches.headers[0].base_offset)
+        info = appends.write(segment, batches, self.log_start_offset)
+        self.log_end_offset = info.last_offset + 1
+        appends.update_producers(self.producer_state, batches.headers, self.log_end_offset, now)
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self.flush_to(self.log_end_offset)
+        return info
 
     # ---- rolling and flushing ----------------------------------------------------------------
 
@@ -377,13 +363,8 @@ class PartitionLog:
             )
         else:
             active.on_become_inactive()
-        segment = LogSegment.create(
-            self.directory,
-            new_offset,
-            self.files,
-            self._settings(),
-            now_ms=now,
-            roll_jitter_ms=segment_jitter(self.config, self.rng),
+        segment = log_segments.create_segment(
+            self.directory, new_offset, self.files, self.config, self.rng, now_ms=now
         )
         self.segments.append(segment)
         self.crash_point("roll.segment-created")
@@ -413,12 +394,9 @@ class PartitionLog:
         self.epochs.write()  # before the recovery point passes an entry's start (epochs.py)
         if offset <= self.recovery_point:
             return
-        new_segment = False
-        for segment in self.segments[max(self._floor_index(self.recovery_point), 0) :]:
-            if segment.base_offset >= offset:
-                break
+        dirty, new_segment = log_segments.unflushed(self.segments, self.recovery_point, offset)
+        for segment in dirty:
             segment.flush()
-            new_segment = new_segment or segment.base_offset >= self.recovery_point
         if new_segment:  # Kafka's rule: a segment created since the last flush needs its entry
             fsync_directory(self.directory)
         self.recovery_point = offset
@@ -451,9 +429,9 @@ class PartitionLog:
                 return
             if offset <= self.recovery_point:
                 return
-            first = max(self._floor_index(self.recovery_point), 0)
-            segments = [s for s in self.segments[first:] if s.base_offset < offset]
-            new_segment = any(s.base_offset >= self.recovery_point for s in segments)
+            segments, new_segment = log_segments.unflushed(
+                self.segments, self.recovery_point, offset
+            )
             try:
                 paths = [path for s in segments for path in s.write_indexes()]
             except OSError as e:
@@ -557,23 +535,14 @@ class PartitionLog:
                 )
             if offset >= min(max_offset, self.log_end_offset):
                 return FetchSlice(b"", offset)
-            for segment in self.segments[max(self._floor_index(offset), 0) :]:
-                self.usable(segment)
-                found = segment.read(
-                    offset,
-                    max_bytes=max_bytes,
-                    max_offset=max_offset,
-                    min_one_batch=min_one_batch,
-                    zero_copy=zero_copy,
-                )
-                if found is not None:
-                    data, first = found
-                    return FetchSlice(data, first) if len(data) else FetchSlice(b"", offset)
-            return FetchSlice(b"", offset)
-
-    def usable(self, segment: LogSegment) -> None:
-        """Load a segment's indexes, rebuilt if they fail their sanity check."""
-        segment.ensure_indexes()
+            return log_segments.read(
+                self.segments,
+                offset,
+                max_bytes=max_bytes,
+                max_offset=max_offset,
+                min_one_batch=min_one_batch,
+                zero_copy=zero_copy,
+            )
 
     # ---- offsets -----------------------------------------------------------------------------
 
@@ -617,7 +586,7 @@ class PartitionLog:
                 return
             while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
                 self.segments.pop().delete()
-            self.usable(self.active_segment)
+            self.active_segment.ensure_indexes()
             self.active_segment.truncate_to(offset)
             self.log_end_offset = offset
             self.recovery_point = min(self.recovery_point, offset)
@@ -626,9 +595,9 @@ class PartitionLog:
             replay_from = self.producer_state.truncate_and_reload(
                 self.log_start_offset, offset, now_ms=self.clock()
             )
-            for header in self._headers_from(replay_from):
-                self.producer_state.update(header, now_ms=self.clock())
-            self.producer_state.update_map_end_offset(offset)
+            log_segments.replay_producers(
+                self.producer_state, self.segments, replay_from, offset, self.clock()
+            )
             self.high_watermark = min(self.high_watermark, offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -644,13 +613,8 @@ class PartitionLog:
             segment.delete()
         self.crash_point("truncate-fully.old-deleted")
         self.segments = [
-            LogSegment.create(
-                self.directory,
-                offset,
-                self.files,
-                self._settings(),
-                now_ms=self.clock(),
-                roll_jitter_ms=segment_jitter(self.config, self.rng),
+            log_segments.create_segment(
+                self.directory, offset, self.files, self.config, self.rng, now_ms=self.clock()
             )
         ]
         self.crash_point("truncate-fully.segment-created")
@@ -666,19 +630,60 @@ class PartitionLog:
         """(offset, timestamp, leader epoch) of the first record at or after ``timestamp``
         (ListOffsets by timestamp, :mod:`rackwise.storage.timestamps`); None if none."""
         with self._io("searching by timestamp"):
-            return timestamps.offset_for_timestamp(self, timestamp)
+            return timestamps.offset_for_timestamp(self.segments, self.log_start_offset, timestamp)
 
     def max_timestamp_offset(self) -> tuple[int, int, int] | None:
         """(offset, timestamp, leader epoch) of the record with the largest timestamp
         (ListOffsets MAX_TIMESTAMP); None for a log without timestamps."""
         with self._io("searching the largest timestamp"):
-            return timestamps.max_timestamp_offset(self)
+            return timestamps.max_timestamp_offset(self.segments)
 
     # ---- retention ---------------------------------------------------------------------------
 
     def delete_old_segments(self, now_ms: int) -> int:
         """Apply the log start offset, ``retention.bytes`` and ``retention.ms`` (the last two
-        only with ``cleanup.policy`` delete): the number of segments deleted
-        (:mod:`rackwise.storage.retention`)."""
+        only with ``cleanup.policy`` delete) in Kafka's order, each after the previous one's
+        deletions: the number of segments deleted (:mod:`rackwise.storage.retention`)."""
         with self._io("deleting old segments"):
-            return delete_old_segments(self, now_ms)
+            start_rule = retention.below_log_start(self.log_start_offset)
+            deleted = self._delete_by(start_rule, "log start offset")
+            if self.config.is_delete:
+                size_rule = retention.over_retention_bytes(self.config, self.size_bytes())
+                if size_rule is not None:
+                    deleted += self._delete_by(size_rule, "retention.bytes")
+                time_rule = retention.past_retention_ms(self.config, now_ms)
+                if time_rule is not None:
+                    deleted += self._delete_by(time_rule, "retention.ms")
+            return deleted
+
+    def _delete_by(self, rule: retention.Predicate, reason: str) -> int:
+        """Kafka's deleteSegments: roll first if every segment goes (the log keeps one), move the
+        log start offset to the first segment kept, then delete the files."""
+        deletable = retention.deletable_segments(
+            self.segments,
+            rule,
+            high_watermark=self.high_watermark,
+            log_end_offset=self.log_end_offset,
+        )
+        if not deletable:
+            return 0
+        count = len(deletable)
+        if count == len(self.segments):
+            self.roll_to(self.log_end_offset)
+            if deletable[-1].base_offset == self.active_segment.base_offset:
+                deletable.pop()
+        if deletable:
+            self.advance_log_start_offset(self.segments[len(deletable)].base_offset)
+            del self.segments[: len(deletable)]
+            self.crash_point("retention.start-offset-moved")
+            for segment in deletable:
+                segment.delete()
+                self.crash_point("retention.segment-deleted")
+            LOG.info(
+                "%s: deleted %d segment(s) by %s: %s",
+                self.name,
+                len(deletable),
+                reason,
+                ", ".join(s.log_path.name for s in deletable),
+            )
+        return count

@@ -74,9 +74,18 @@ from rackwise.storage.checkpoints import (
     write_partition_metadata,
 )
 from rackwise.storage.config import LogConfig
+from rackwise.storage.dirs import (
+    DELETE_DIR_SUFFIX,
+    STRAY_DIR_SUFFIX,
+    choose_log_dir,
+    delete_dir_name,
+    free_share,
+    parse_log_dir_name,
+    stray_dir_name,
+)
 from rackwise.storage.errors import InconsistentTopicIdException, KafkaStorageException
 from rackwise.storage.files import FileCache
-from rackwise.storage.log import PartitionLog, parse_log_dir_name
+from rackwise.storage.log import PartitionLog
 from rackwise.storage.moves import FUTURE_DIR_SUFFIX, future_dir_name
 
 LOG: Final = logging.getLogger("rackwise.storage")
@@ -85,36 +94,7 @@ ALL_CHECKPOINTS: Final = (
     REPLICATION_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
 )
-DELETE_DIR_SUFFIX: Final = "-delete"
-STRAY_DIR_SUFFIX: Final = "-stray"
-MAX_DIR_NAME_BYTES: Final = 255
 DEFAULT_MAX_OPEN_FILES: Final = 512
-
-
-def delete_dir_name(topic: str, partition: int) -> str:
-    """Kafka's logDeleteDirName: ``<topic>-<partition>.<uuid hex>-delete``, the topic cut so
-    the name fits 255 characters."""
-    suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-    return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
-
-
-def stray_dir_name(topic: str, partition: int) -> str:
-    """Kafka's logStrayDirName: ``<topic>-<partition>.<uuid hex>-stray``."""
-    suffix = f"-{partition}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
-    return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
-
-
-def free_share(directory: Path) -> float:
-    """The share of the directory's file system that is free for unprivileged writers."""
-    stats = os.statvfs(directory)
-    return stats.f_bavail / stats.f_blocks if stats.f_blocks else 0.0
-
-
-def choose_log_dir(candidates: Sequence[tuple[Path, float, int]]) -> Path:
-    """The directory for a new replica among (directory, free share, partitions): the largest
-    free share, then the fewest partitions, then the first listed."""
-    best = max(range(len(candidates)), key=lambda i: (candidates[i][1], -candidates[i][2], -i))
-    return candidates[best][0]
 
 
 class LogManager:

@@ -5,7 +5,8 @@ Goals
     (``MAX_TIMESTAMP``, -3), each as (offset, timestamp, leader epoch).
 
 Constraints
-    Called by :class:`~rackwise.storage.log.PartitionLog` with its lock held. Not the hot
+    Called by :class:`~rackwise.storage.log.PartitionLog` with its lock held, given its
+    segments (and log start offset): it reads them and changes nothing. Not the hot
     path: a record-level answer walks the records of one batch (decompressing it when it is
     compressed, through :mod:`rackwise.storage.record_codec`).
 
@@ -24,34 +25,35 @@ Worked example
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from rackwise.storage import record_codec
-
-if TYPE_CHECKING:
-    from rackwise.storage.log import PartitionLog
+from rackwise.storage.segment import LogSegment
 
 
-def offset_for_timestamp(log: PartitionLog, timestamp: int) -> tuple[int, int, int] | None:
-    """(offset, timestamp, leader epoch) of the first record at or after ``timestamp``."""
-    for segment in log.segments:
-        log.usable(segment)
+def offset_for_timestamp(
+    segments: Sequence[LogSegment], log_start_offset: int, timestamp: int
+) -> tuple[int, int, int] | None:
+    """(offset, timestamp, leader epoch) of the first record at or after ``timestamp`` and
+    the log start offset."""
+    for segment in segments:
+        segment.ensure_indexes()
         if segment.largest_timestamp() < timestamp:
             continue
         found = segment.find_offset_by_timestamp(
-            timestamp, log.log_start_offset, record_codec.decompress
+            timestamp, log_start_offset, record_codec.decompress
         )
         if found is not None:
             return found[1], found[0], found[2]
     return None
 
 
-def max_timestamp_offset(log: PartitionLog) -> tuple[int, int, int] | None:
+def max_timestamp_offset(segments: Sequence[LogSegment]) -> tuple[int, int, int] | None:
     """(offset, timestamp, leader epoch) of the record with the largest timestamp; None for a
     log without timestamps."""
-    for segment in log.segments:
-        log.usable(segment)
-    best = max(log.segments, key=lambda s: s.max_timestamp_so_far)
+    for segment in segments:
+        segment.ensure_indexes()
+    best = max(segments, key=lambda s: s.max_timestamp_so_far)
     if best.max_timestamp_so_far < 0:
         return None
     _, position = best.offset_index.lookup(best.offset_of_max_timestamp)
