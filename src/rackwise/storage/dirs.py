@@ -1,6 +1,7 @@
 """The partition directories of a log directory: Kafka's names for them (``<topic>-<partition>``
 and the ``.<32 hex>-delete`` and ``-stray`` forms a broker renames one to; the ``-future`` form
-is :mod:`rackwise.storage.moves`'), and the choice of log directory for a new replica.
+is :mod:`rackwise.storage.moves`'), their renames (the log directory fsynced after each, so
+the new name survives a crash), and the choice of log directory for a new replica.
 
 A new replica goes to the directory with the largest share of its capacity free (``statvfs``),
 ties to the one with fewer partitions, then to the first listed (the reasons are in
@@ -15,6 +16,8 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
+
+from rackwise.storage.checkpoints import fsync_directory
 
 DELETE_DIR_SUFFIX: Final = "-delete"
 STRAY_DIR_SUFFIX: Final = "-stray"
@@ -45,6 +48,15 @@ def stray_dir_name(topic: str, partition: int) -> str:
     """Kafka's logStrayDirName: ``<topic>-<partition>.<uuid hex>-stray``."""
     suffix = f"-{partition}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
     return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
+
+
+def rename_within(directory: Path, name: str) -> Path:
+    """Rename a partition directory to ``name`` in the same log directory, durably: its new
+    path."""
+    target = directory.parent / name
+    os.replace(directory, target)
+    fsync_directory(directory.parent)
+    return target
 
 
 def free_share(directory: Path) -> float:

@@ -297,9 +297,9 @@ class PartitionLog(LocalLog):
             replay_from = self.producer_state.truncate_and_reload(
                 self.log_start_offset, offset, now_ms=self.clock()
             )
-            log_segments.replay_producers(
-                self.producer_state, self.segments, replay_from, offset, self.clock()
-            )
+            for header in log_segments.headers_from(self.segments, replay_from, offset):
+                self.producer_state.update(header, now_ms=self.clock())
+            self.producer_state.update_map_end_offset(offset)
             self.high_watermark = min(self.high_watermark, offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:

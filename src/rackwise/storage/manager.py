@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import random
 import shutil
 import threading
@@ -71,6 +70,7 @@ from rackwise.storage.dirs import (
     choose_log_dir,
     delete_dir_name,
     free_share,
+    rename_within,
     stray_dir_name,
 )
 from rackwise.storage.errors import InconsistentTopicIdException, KafkaStorageException
@@ -233,8 +233,7 @@ class LogManager:
         log.flush()
         high_watermark, start = log.high_watermark, log.log_start_offset
         log.close()
-        os.replace(log.directory, target)
-        fsync_directory(target.parent)
+        rename_within(log.directory, target.name)
         return self._open(
             target,
             config=log.config,
@@ -418,9 +417,7 @@ class LogManager:
             moved.crash_point = current.crash_point
             current.crash_point("move.future-renamed")
             current.close()
-            doomed = source / delete_dir_name(topic, partition)
-            os.replace(current.directory, doomed)
-            fsync_directory(source)
+            doomed = rename_within(current.directory, delete_dir_name(topic, partition))
             moved.crash_point("move.current-renamed")
             self._counts[source] -= 1
             self._add(tp, moved)
@@ -443,9 +440,7 @@ class LogManager:
                 if log is chosen:
                     continue
                 log.close()
-                aside = log.directory.parent / stray_dir_name(topic, partition)
-                os.replace(log.directory, aside)
-                fsync_directory(aside.parent)
+                aside = rename_within(log.directory, stray_dir_name(topic, partition))
                 self.stray_dirs.append(aside)
                 LOG.warning(
                     "%s: current logs in %s and %s after a move stopped between its renames: "
@@ -464,9 +459,7 @@ class LogManager:
         LOG.info("Deleted %s", doomed)
 
     def _delete_dir(self, directory: Path, topic: str, partition: int) -> None:
-        doomed = directory.parent / delete_dir_name(topic, partition)
-        os.replace(directory, doomed)
-        fsync_directory(directory.parent)
+        doomed = rename_within(directory, delete_dir_name(topic, partition))
         shutil.rmtree(doomed, ignore_errors=True)
 
     def delete(self, topic: str, partition: int) -> None:
@@ -482,9 +475,7 @@ class LogManager:
             log.close_handlers()
             parent = log.directory.parent
             self._counts[parent] -= 1
-            doomed = parent / delete_dir_name(topic, partition)
-            os.replace(log.directory, doomed)
-            fsync_directory(parent)
+            doomed = rename_within(log.directory, delete_dir_name(topic, partition))
             self._deleted_from.add(parent)
         self._flush_later(functools.partial(self._finish_delete, tp, doomed))
 
