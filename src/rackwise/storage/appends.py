@@ -3,14 +3,16 @@ follower's append of the leader's (Kafka's UnifiedLog.append).
 
 Goals
     A leader append validates, checks the producer's sequence, stamps and writes; a follower
-    append writes the leader's batches as they are. Either answers a :class:`LogAppendInfo`.
+    append writes the leader's batches as they are. Either answers a :class:`LogAppendInfo`; the
+    checks answer one at once for a retried batch or an append of no whole batch.
 
 Constraints
     Called by :class:`~rackwise.storage.log.PartitionLog` with its lock held, given what each
     step reads (the config, the offsets, the producer state, the active segment); the log
     applies what a step answers (a roll, the new log end offset, a flush). Nothing reaches
-    the file before every check has passed: a refused request leaves the log unchanged. Per
-    append, not per record: the records are stamped in place and written once.
+    the file before every check has passed: a refused request leaves the log unchanged. The
+    records are stamped where they arrived (or in the one copy a read-only buffer needs) and
+    written once.
 
 Algorithm
     Leader: :func:`~rackwise.storage.batch.validate_leader_batches`, the compacted topic's key
@@ -21,8 +23,9 @@ Algorithm
     themselves when they are a writable view, as a request's frame is; else into a copy) and
     the epoch's start is recorded. Follower: framing, magic and CRC (a partial last batch is
     dropped, as Kafka's), offsets increasing and not below the log end offset, the batches'
-    epochs into the cache. Both: roll the active segment if the data would overflow it,
-    write, apply the batches to the producer state, flush when ``flush.messages`` is reached.
+    epochs into the cache. Both (the log's steps): roll the active segment if the data would
+    overflow it (:func:`should_roll`), :func:`write`, apply the batches to the producer state
+    (:func:`update_producers`), flush when ``flush.messages`` is reached.
 
 Worked example
     A retried batch of producer 7 (epoch 0, sequences 10-14) that was appended at offsets

@@ -32,10 +32,10 @@ Algorithm
 
 Worked example
     A roll at offset 1000 of a log with a background thread: segment 1000 and the producer
-    snapshot 1000 are created under the lock and the call returns; on the thread, segments
-    from the recovery point (say 0) up to 1000 have their indexes written, then the files and
-    the directory are fsynced, and the recovery point becomes 1000. Had a truncation come
-    between, the recovery point would stay at 0.
+    snapshot 1000 are created under the lock and the call returns; on the thread, the
+    snapshot is fsynced, the segments from the recovery point (say 0) up to 1000 have their
+    indexes written, then their files and the directory are fsynced, and the recovery point
+    becomes 1000. Had a truncation come between, the recovery point would stay at 0.
 """
 
 from __future__ import annotations
