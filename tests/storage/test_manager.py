@@ -16,8 +16,9 @@ from rackwise.common.types import TopicPartition
 from rackwise.storage import manager as manager_module
 from rackwise.storage.checkpoints import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
 from rackwise.storage.config import LogConfig
+from rackwise.storage.dirs import delete_dir_name
 from rackwise.storage.errors import InconsistentTopicIdException
-from rackwise.storage.manager import LogManager, choose_log_dir, delete_dir_name
+from rackwise.storage.manager import LogManager
 from tests.storage.helpers import (
     START_MS,
     Clock,
@@ -143,13 +144,6 @@ def test_a_recreated_topic_with_another_id_is_refused(tmp_path: Path) -> None:
         again.get_or_create("orders", 0, topic_id=uuid.UUID(int=1), config=LogConfig())
     assert "AAAAAAAAAAAAAAAAAAAAAQ" in str(caught.value)
     assert "AAAAAAAAAAAAAAAAAKvN7w" in str(caught.value)
-
-
-def test_new_replicas_go_where_the_most_space_is_free() -> None:
-    d1, d2 = Path("/d1"), Path("/d2")
-    assert choose_log_dir([(d1, 0.10, 10), (d2, 0.60, 300)]) == d2
-    assert choose_log_dir([(d1, 0.50, 10), (d2, 0.50, 3)]) == d2
-    assert choose_log_dir([(d1, 0.50, 3), (d2, 0.50, 3)]) == d1
 
 
 def test_on_one_file_system_replicas_spread_by_count(tmp_path: Path) -> None:

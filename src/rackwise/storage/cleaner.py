@@ -78,11 +78,10 @@ Worked example
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -90,22 +89,26 @@ from rackwise.common.errors import RackwiseError
 from rackwise.common.types import TopicPartition
 from rackwise.storage.batch import NO_TIMESTAMP, BatchHeader, parse_header
 from rackwise.storage.checkpoints import fsync_directory, read_offsets, write_offsets
-from rackwise.storage.index import OFFSET_ENTRY_BYTES, TIME_ENTRY_BYTES, OffsetIndex, TimeIndex
-from rackwise.storage.record_codec import (
-    DELETE_HORIZON_MASK,
-    LOG_APPEND_TIME,
-    Record,
-    build_batch_from_records,
-    iter_records,
-    require_keys,
+from rackwise.storage.cleaning_plan import (
+    CleaningRange,
+    cleaning_range,
+    group_by_size,
+    segments_between,
 )
+from rackwise.storage.compaction import (
+    DEFAULT_MAX_OFFSET_MAP_ENTRIES,
+    CleanStats,
+    OffsetMap,
+    RecordFilter,
+)
+from rackwise.storage.index import OffsetIndex, TimeIndex
+from rackwise.storage.record_codec import iter_records, require_keys
 from rackwise.storage.recovery import CLEANED_SUFFIX, SWAP_SUFFIX
-from rackwise.storage.segment import (
+from rackwise.storage.segment import LogSegment, SegmentSettings
+from rackwise.storage.segment_files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
-    LogSegment,
-    SegmentSettings,
     segment_file_name,
 )
 
@@ -118,9 +121,6 @@ LOG: Final = logging.getLogger("rackwise.storage")
 
 CLEANER_OFFSET_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 """Kafka's file, in each log directory: the first dirty offset of every compacted log."""
-DEFAULT_MAX_OFFSET_MAP_ENTRIES: Final = 1_000_000
-"""Keys the offset map holds (Kafka sizes it from ``log.cleaner.dedupe.buffer.size``, 128 MiB
-at 24 bytes a slot and a 0.9 load factor; a Python dict costs more per key)."""
 NO_OFFSET: Final = -1
 CRASH_POINTS: Final = (
     "cleaned-written",
@@ -131,27 +131,6 @@ CRASH_POINTS: Final = (
 )
 """The points between the steps of a segment swap (module docstring), in order."""
 _SUFFIXES: Final = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
-
-
-class OffsetMap:
-    """Key -> latest offset for the dirty section, keyed by the MD5 of the key as Kafka's
-    SkimpyOffsetMap (a collision, astronomically unlikely, would keep an old record)."""
-
-    def __init__(self, capacity: int = DEFAULT_MAX_OFFSET_MAP_ENTRIES) -> None:
-        self.capacity = capacity
-        self.latest_offset = NO_OFFSET
-        """The last offset mapped (records past it are kept as they are)."""
-        self._offsets: dict[bytes, int] = {}
-
-    def __len__(self) -> int:
-        return len(self._offsets)
-
-    def put(self, key: bytes, offset: int) -> None:
-        self._offsets[hashlib.md5(key, usedforsecurity=False).digest()] = offset
-
-    def get(self, key: bytes) -> int:
-        """The latest offset of ``key``, NO_OFFSET if it is not mapped."""
-        return self._offsets.get(hashlib.md5(key, usedforsecurity=False).digest(), NO_OFFSET)
 
 
 class Throttler:
@@ -198,105 +177,6 @@ class CleanResult:
     reason: str = ""
 
 
-@dataclass
-class _Stats:
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records_read: int = 0
-    records_retained: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class _Range:
-    """The offsets of one cleaning (LogCleanerManager's LogToClean)."""
-
-    first_dirty: int
-    first_uncleanable: int
-    clean_bytes: int
-    cleanable_bytes: int
-
-    @property
-    def ratio(self) -> float:
-        total = self.clean_bytes + self.cleanable_bytes
-        return self.cleanable_bytes / total if total else 0.0
-
-
-@dataclass
-class _Filter:
-    """Kafka's RecordFilter of Cleaner.cleanInto."""
-
-    offset_map: OffsetMap
-    now_ms: int
-    delete_retention_ms: int
-    producers: Mapping[int, tuple[int, int]]
-    """Producer id -> (last data offset or NO_OFFSET, epoch) of the active producers."""
-    upper_bound_offset: int
-    stats: _Stats = field(default_factory=_Stats)
-
-    def filter(self, header: BatchHeader, data: bytes) -> bytes:
-        """The batch to write for ``header`` (``data`` its bytes): itself, a rebuilt batch,
-        an empty header, or nothing."""
-        records = list(iter_records(data))
-        self.stats.records_read += len(records)
-        kept = records if header.is_control else [r for r in records if self._keep(header, r)]
-        self.stats.records_retained += len(kept)
-        if not kept:
-            if self._retain_empty(header):
-                return _rebuild(header, [], None)
-            return b""
-        has_horizon = bool(header.attributes & DELETE_HORIZON_MASK)
-        stamp = not has_horizon and any(r.value is None for r in kept)
-        if len(kept) == len(records) and not stamp:
-            return data
-        horizon = self.now_ms + self.delete_retention_ms if stamp else None
-        if has_horizon:
-            horizon = header.base_timestamp
-        return _rebuild(header, kept, horizon)
-
-    def _keep(self, header: BatchHeader, record: Record) -> bool:
-        if record.offset > self.offset_map.latest_offset:
-            return True
-        if record.key is None:
-            return False
-        if record.offset < self.offset_map.get(record.key):
-            return False
-        if record.value is not None:
-            return True
-        has_horizon = bool(header.attributes & DELETE_HORIZON_MASK)
-        return not has_horizon or self.now_ms < header.base_timestamp
-
-    def _retain_empty(self, header: BatchHeader) -> bool:
-        if header.next_offset == self.upper_bound_offset:
-            return True
-        last = self.producers.get(header.producer_id) if header.has_producer_id else None
-        if last is None:
-            return False
-        last_offset, epoch = last
-        if last_offset != NO_OFFSET:
-            return header.last_offset == last_offset
-        return header.is_control and header.producer_epoch == epoch
-
-
-def _rebuild(header: BatchHeader, kept: list[Record], horizon: int | None) -> bytes:
-    return build_batch_from_records(
-        kept,
-        base_offset=header.base_offset,
-        compression=header.compression,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        partition_leader_epoch=header.partition_leader_epoch,
-        timestamp_type=header.timestamp_type,
-        last_offset_delta=header.last_offset_delta,
-        max_timestamp=header.max_timestamp
-        if header.timestamp_type == LOG_APPEND_TIME or not kept
-        else None,
-        is_transactional=header.is_transactional,
-        is_control=header.is_control,
-        delete_horizon_ms=horizon,
-    )
-
-
 class LogCleaningAbortedException(RackwiseError):
     """Kafka's LogCleaningAbortedException: the log changed under a cleaning, which stops
     without touching it (the next round starts again)."""
@@ -337,26 +217,18 @@ class LogCleaner:
         found = self._range(log, log.segments, now_ms)
         return found.first_dirty, found.first_uncleanable, found.ratio
 
-    def _range(self, log: PartitionLog, segments: Sequence[LogSegment], now_ms: int) -> _Range:
-        checkpointed = self.last_clean_offset(log)
-        first_dirty = log.log_start_offset
-        if checkpointed is not None and log.log_start_offset <= checkpointed <= log.log_end_offset:
-            first_dirty = checkpointed
-        active = segments[-1]
-        limits = [log.high_watermark, active.base_offset]
-        lag_ms = max(log.config.min_compaction_lag_ms, 0)
-        if lag_ms > 0:
-            for segment in _segments_between(segments, first_dirty, active.base_offset):
-                if segment.largest_timestamp() > now_ms - lag_ms:
-                    limits.append(segment.base_offset)
-                    break
-        uncleanable = max(first_dirty, min(limits))
-        holding = _segments_between(segments, uncleanable, active.base_offset)
-        first_uncleanable = holding[0].base_offset if holding else active.base_offset
-        clean = sum(s.size for s in _segments_between(segments, 0, first_dirty))
-        low = min(first_dirty, first_uncleanable)
-        cleanable = sum(s.size for s in _segments_between(segments, low, first_uncleanable))
-        return _Range(first_dirty, first_uncleanable, clean, cleanable)
+    def _range(
+        self, log: PartitionLog, segments: Sequence[LogSegment], now_ms: int
+    ) -> CleaningRange:
+        return cleaning_range(
+            segments,
+            checkpointed=self.last_clean_offset(log),
+            log_start_offset=log.log_start_offset,
+            log_end_offset=log.log_end_offset,
+            high_watermark=log.high_watermark,
+            min_compaction_lag_ms=log.config.min_compaction_lag_ms,
+            now_ms=now_ms,
+        )
 
     # ---- cleaning --------------------------------------------------------------------------
 
@@ -381,10 +253,10 @@ class LogCleaner:
                 cleanable_ratio=found.ratio,
                 reason=f"dirty ratio {found.ratio:.3f} <= min.cleanable.dirty.ratio",
             )
-        stats = _Stats()
+        stats = CleanStats()
         offset_map = self._build_offset_map(log, segments, found, stats)
         end_offset = offset_map.latest_offset + 1
-        flt = _Filter(
+        flt = RecordFilter(
             offset_map,
             now_ms,
             log.config.delete_retention_ms,
@@ -392,7 +264,7 @@ class LogCleaner:
             found.first_uncleanable,
             stats,
         )
-        groups = _group_by_size(
+        groups = group_by_size(
             [s for s in segments[:-1] if s.base_offset < end_offset],
             max_bytes=log.config.segment_bytes,
             max_index_bytes=log.config.segment_index_bytes,
@@ -436,12 +308,16 @@ class LogCleaner:
             yield parse_header(data), data
 
     def _build_offset_map(
-        self, log: PartitionLog, segments: Sequence[LogSegment], found: _Range, stats: _Stats
+        self,
+        log: PartitionLog,
+        segments: Sequence[LogSegment],
+        found: CleaningRange,
+        stats: CleanStats,
     ) -> OffsetMap:
         """Kafka's buildOffsetMap: the dirty section's keys, up to the map's capacity."""
         offset_map = OffsetMap(self.max_offset_map_entries)
         offset_map.latest_offset = found.first_dirty - 1
-        dirty = _segments_between(segments, found.first_dirty, found.first_uncleanable)
+        dirty = segments_between(segments, found.first_dirty, found.first_uncleanable)
         for i, segment in enumerate(dirty):
             start = segment.translate_offset(found.first_dirty)
             for header, data in self._batches(segment, start.position if start else segment.size):
@@ -467,7 +343,9 @@ class LogCleaner:
             offset_map.latest_offset = following - 1
         return offset_map
 
-    def _clean_group(self, log: PartitionLog, group: Sequence[LogSegment], flt: _Filter) -> None:
+    def _clean_group(
+        self, log: PartitionLog, group: Sequence[LogSegment], flt: RecordFilter
+    ) -> None:
         """Kafka's cleanSegments: recopy ``group`` into one segment and swap it in."""
         base = group[0].base_offset
         cleaned = {
@@ -512,7 +390,7 @@ class LogCleaner:
         self,
         log: PartitionLog,
         group: Sequence[LogSegment],
-        flt: _Filter,
+        flt: RecordFilter,
         paths: Mapping[str, Path],
         settings: SegmentSettings,
     ) -> int:
@@ -590,53 +468,3 @@ class LogCleaner:
     def _crash(self, point: str) -> None:
         if self._crash_hook is not None:
             self._crash_hook(point)
-
-
-def _segments_between(
-    segments: Sequence[LogSegment], low: int, high: int | None
-) -> list[LogSegment]:
-    """Kafka's logSegments(from, to): the segment holding ``low`` and those after it whose
-    base offset is below ``high``."""
-    out = []
-    for i, segment in enumerate(segments):
-        following = segments[i + 1].base_offset if i + 1 < len(segments) else None
-        if following is not None and following <= low:
-            continue
-        if high is not None and segment.base_offset >= high:
-            break
-        out.append(segment)
-    return out
-
-
-def _group_by_size(
-    segments: Sequence[LogSegment], *, max_bytes: int, max_index_bytes: int, first_uncleanable: int
-) -> list[list[LogSegment]]:
-    """Kafka's groupSegmentsBySize: consecutive segments whose log and index sizes fit one
-    segment and whose offsets fit one index."""
-    groups: list[list[LogSegment]] = []
-    i = 0
-    while i < len(segments):
-        group = [segments[i]]
-        log_bytes = segments[i].size
-        index_bytes = segments[i].offset_index.entries * OFFSET_ENTRY_BYTES
-        time_bytes = segments[i].time_index.entries * TIME_ENTRY_BYTES
-        i += 1
-        while i < len(segments):
-            nxt = segments[i]
-            last = (
-                segments[i + 1].base_offset - 1 if i + 1 < len(segments) else first_uncleanable - 1
-            )
-            if (
-                log_bytes + nxt.size > max_bytes
-                or index_bytes + nxt.offset_index.entries * OFFSET_ENTRY_BYTES > max_index_bytes
-                or time_bytes + nxt.time_index.entries * TIME_ENTRY_BYTES > max_index_bytes
-                or (nxt.size > 0 and last - group[-1].base_offset > 2**31 - 1)
-            ):
-                break
-            group.append(nxt)
-            log_bytes += nxt.size
-            index_bytes += nxt.offset_index.entries * OFFSET_ENTRY_BYTES
-            time_bytes += nxt.time_index.entries * TIME_ENTRY_BYTES
-            i += 1
-        groups.append(group)
-    return groups

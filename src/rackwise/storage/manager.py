@@ -22,20 +22,18 @@ Constraints
     waits for it before the final flush.
 
 Algorithm
-    Startup, per directory: note and delete the marker; read the three checkpoints (an
-    unreadable one is treated as empty, as Kafka resets it); delete ``*-delete`` directories
-    (a deletion interrupted by a crash); list ``*-future`` directories without opening them;
-    open every other partition directory with its checkpointed recovery point, log start
-    offset and high watermark. A new replica goes to ``preferred_dir`` if given, else to the
-    directory with the largest share of its capacity free (``statvfs``), ties to the one with
-    fewer partitions. Kafka picks the directory with the fewest partitions; free bytes serve
-    JBOD better because partitions differ in size by orders of magnitude and a full disk
-    takes every replica on it offline, whatever their count. Deletion renames the directory
-    to Kafka's ``<topic>-<partition>.<32 hex>-delete`` (so a crash mid-delete is finished at
-    the next startup); the checkpoints without it are written, and the directory removed, on
-    the manager's thread: a topic of a thousand partitions deleted costs the caller a rename
-    each, not three checkpoint fsyncs and the unlinking of every segment. The checkpoints of
-    deletions queued together are written once.
+    Startup, per directory: note and delete the marker, then open the partition directories with
+    their checkpointed offsets (:mod:`rackwise.storage.log_dir`: ``*-delete`` directories are
+    removed, ``*-future`` ones opened as the future logs of moves). A new replica goes to
+    ``preferred_dir`` if given, else to the directory with the largest share of its capacity
+    free (``statvfs``), ties to the one with fewer partitions. Kafka picks the directory with
+    the fewest partitions; free bytes serve JBOD better because partitions differ in size by
+    orders of magnitude and a full disk takes every replica on it offline, whatever their count.
+    Deletion renames the directory to Kafka's ``<topic>-<partition>.<32 hex>-delete`` (so a
+    crash mid-delete is finished at the next startup); the checkpoints without it are written,
+    and the directory removed, on the manager's thread: a topic of a thousand partitions deleted
+    costs the caller a rename each, not three checkpoint fsyncs and the unlinking of every
+    segment. The checkpoints of deletions queued together are written once.
 
 Worked example
     Directories /d1 (1 TB, 100 GB free, 10 partitions) and /d2 (1 TB, 600 GB free, 300 small
@@ -47,7 +45,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import random
 import shutil
 import threading
@@ -57,64 +54,33 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final
 
-from rackwise.common.errors import RackwiseError
 from rackwise.common.types import TopicPartition
 from rackwise.records import kafka_uuid
 from rackwise.storage.checkpoints import (
     CLEAN_SHUTDOWN_MARKER,
-    LOG_START_OFFSET_CHECKPOINT,
     NO_BROKER_EPOCH,
-    RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    CheckpointFormatError,
     fsync_directory,
-    read_offsets,
     write_clean_shutdown_marker,
     write_offsets,
     write_partition_metadata,
 )
 from rackwise.storage.config import LogConfig
+from rackwise.storage.dirs import (
+    choose_log_dir,
+    delete_dir_name,
+    free_share,
+    rename_within,
+    stray_dir_name,
+)
 from rackwise.storage.errors import InconsistentTopicIdException, KafkaStorageException
 from rackwise.storage.files import FileCache
-from rackwise.storage.log import PartitionLog, parse_log_dir_name
-from rackwise.storage.moves import FUTURE_DIR_SUFFIX, future_dir_name
+from rackwise.storage.log import PartitionLog
+from rackwise.storage.log_dir import ALL_CHECKPOINTS, checkpoint_contents, load_partitions
+from rackwise.storage.moves import future_dir_name
 
 LOG: Final = logging.getLogger("rackwise.storage")
-ALL_CHECKPOINTS: Final = (
-    RECOVERY_POINT_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
-    LOG_START_OFFSET_CHECKPOINT,
-)
-DELETE_DIR_SUFFIX: Final = "-delete"
-STRAY_DIR_SUFFIX: Final = "-stray"
-MAX_DIR_NAME_BYTES: Final = 255
 DEFAULT_MAX_OPEN_FILES: Final = 512
-
-
-def delete_dir_name(topic: str, partition: int) -> str:
-    """Kafka's logDeleteDirName: ``<topic>-<partition>.<uuid hex>-delete``, the topic cut so
-    the name fits 255 characters."""
-    suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-    return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
-
-
-def stray_dir_name(topic: str, partition: int) -> str:
-    """Kafka's logStrayDirName: ``<topic>-<partition>.<uuid hex>-stray``."""
-    suffix = f"-{partition}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
-    return topic[: MAX_DIR_NAME_BYTES - len(suffix)] + suffix
-
-
-def free_share(directory: Path) -> float:
-    """The share of the directory's file system that is free for unprivileged writers."""
-    stats = os.statvfs(directory)
-    return stats.f_bavail / stats.f_blocks if stats.f_blocks else 0.0
-
-
-def choose_log_dir(candidates: Sequence[tuple[Path, float, int]]) -> Path:
-    """The directory for a new replica among (directory, free share, partitions): the largest
-    free share, then the fewest partitions, then the first listed."""
-    best = max(range(len(candidates)), key=lambda i: (candidates[i][1], -candidates[i][2], -i))
-    return candidates[best][0]
 
 
 class LogManager:
@@ -195,50 +161,41 @@ class LogManager:
             marker.unlink()
             fsync_directory(log_dir)
         self.had_clean_shutdown[log_dir] = clean
-        recovery_points = _read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT)
-        start_offsets = _read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
-        high_watermarks = _read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
-        entries = sorted((e for e in os.scandir(log_dir) if e.is_dir()), key=lambda e: e.name)
-        if not clean and entries:
-            LOG.info("Recovering %d logs from %s: no clean shutdown marker", len(entries), log_dir)
-        for entry in entries:
-            path = Path(entry.path)
-            if entry.name.endswith(DELETE_DIR_SUFFIX):
-                LOG.info("Deleting %s, a log whose deletion did not finish", path)
-                shutil.rmtree(path, ignore_errors=True)
-                continue
-            if entry.name.endswith(STRAY_DIR_SUFFIX):
-                self.stray_dirs.append(path)
-                continue
-            try:
-                tp = TopicPartition(*parse_log_dir_name(entry.name))
-            except ValueError:
-                LOG.warning("Skipping %s: not a topic-partition directory", path)
-                continue
-            is_future = entry.name.endswith(FUTURE_DIR_SUFFIX)
-            try:
-                log = PartitionLog.open(
-                    path,
-                    self.default_config,
-                    topic_id=None,
-                    recovery_point=recovery_points.get(tp, 0),
-                    log_start_offset=start_offsets.get(tp, 0),
-                    had_clean_shutdown=clean,
-                    files=self.files,
-                    clock=self.clock,
-                    high_watermark=high_watermarks.get(tp),
-                    producer_id_expiration_ms=self.producer_id_expiration_ms,
-                    rng=self.rng,
-                )
-            except (OSError, RackwiseError) as e:
-                self.failed_dirs.append(path)
-                LOG.error("Error while loading the log of %s in %s, left unopened: %s", tp, path, e)
-                continue
-            if is_future:
-                self._adopt(log)
-                self.futures[tp] = log
-            else:
-                found.setdefault(tp, []).append(log)
+        loaded = load_partitions(log_dir, clean=clean, open_log=self._open)
+        self.stray_dirs.extend(loaded.stray_dirs)
+        self.failed_dirs.extend(loaded.failed_dirs)
+        for tp, log in loaded.futures:
+            self._adopt(log)
+            self.futures[tp] = log
+        for tp, log in loaded.current:
+            found.setdefault(tp, []).append(log)
+
+    def _open(
+        self,
+        directory: Path,
+        *,
+        config: LogConfig | None = None,
+        topic_id: uuid.UUID | None = None,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        had_clean_shutdown: bool = True,
+        high_watermark: int | None = None,
+    ) -> PartitionLog:
+        """Open the log in ``directory`` (the default config unless given) with this
+        manager's files, clock, producer id expiry and roll jitter."""
+        return PartitionLog.open(
+            directory,
+            self.default_config if config is None else config,
+            topic_id=topic_id,
+            recovery_point=recovery_point,
+            log_start_offset=log_start_offset,
+            had_clean_shutdown=had_clean_shutdown,
+            files=self.files,
+            clock=self.clock,
+            high_watermark=high_watermark,
+            producer_id_expiration_ms=self.producer_id_expiration_ms,
+            rng=self.rng,
+        )
 
     def _settle(self, found: dict[TopicPartition, list[PartitionLog]]) -> None:
         """KIP-113's rules at startup: a current log is served; two current logs of one
@@ -276,20 +233,14 @@ class LogManager:
         log.flush()
         high_watermark, start = log.high_watermark, log.log_start_offset
         log.close()
-        os.replace(log.directory, target)
-        fsync_directory(target.parent)
-        return PartitionLog.open(
+        rename_within(log.directory, target.name)
+        return self._open(
             target,
-            log.config,
+            config=log.config,
             topic_id=log.topic_id,
             recovery_point=log.log_end_offset,
             log_start_offset=start,
-            had_clean_shutdown=True,
-            files=self.files,
-            clock=self.clock,
             high_watermark=high_watermark,
-            producer_id_expiration_ms=self.producer_id_expiration_ms,
-            rng=self.rng,
         )
 
     # ---- failed directories ------------------------------------------------------------------
@@ -374,18 +325,7 @@ class LogManager:
                 log_dir = preferred_dir or self.preferred_dirs.get(tp) or self._next_log_dir()
                 if not self.is_online(log_dir):
                     raise KafkaStorageException(f"Cannot create the log of {tp} in {log_dir}")
-                log = PartitionLog.open(
-                    log_dir / f"{topic}-{partition}",
-                    config,
-                    topic_id=topic_id,
-                    recovery_point=0,
-                    log_start_offset=0,
-                    had_clean_shutdown=True,
-                    files=self.files,
-                    clock=self.clock,
-                    producer_id_expiration_ms=self.producer_id_expiration_ms,
-                    rng=self.rng,
-                )
+                log = self._open(log_dir / f"{topic}-{partition}", config=config, topic_id=topic_id)
                 self._add(tp, log)
                 return log
             if topic_id is not None and log.topic_id is not None and log.topic_id != topic_id:
@@ -439,17 +379,10 @@ class LogManager:
                 self.remove_future(topic, partition)
             if current.directory.parent == log_dir:
                 return None
-            future = PartitionLog.open(
+            future = self._open(
                 log_dir / future_dir_name(topic, partition),
-                current.config,
+                config=current.config,
                 topic_id=current.topic_id,
-                recovery_point=0,
-                log_start_offset=0,
-                had_clean_shutdown=True,
-                files=self.files,
-                clock=self.clock,
-                producer_id_expiration_ms=self.producer_id_expiration_ms,
-                rng=self.rng,
             )
             self._adopt(future)
             future.truncate_fully_and_start_at(current.log_start_offset)
@@ -484,9 +417,7 @@ class LogManager:
             moved.crash_point = current.crash_point
             current.crash_point("move.future-renamed")
             current.close()
-            doomed = source / delete_dir_name(topic, partition)
-            os.replace(current.directory, doomed)
-            fsync_directory(source)
+            doomed = rename_within(current.directory, delete_dir_name(topic, partition))
             moved.crash_point("move.current-renamed")
             self._counts[source] -= 1
             self._add(tp, moved)
@@ -509,9 +440,7 @@ class LogManager:
                 if log is chosen:
                     continue
                 log.close()
-                aside = log.directory.parent / stray_dir_name(topic, partition)
-                os.replace(log.directory, aside)
-                fsync_directory(aside.parent)
+                aside = rename_within(log.directory, stray_dir_name(topic, partition))
                 self.stray_dirs.append(aside)
                 LOG.warning(
                     "%s: current logs in %s and %s after a move stopped between its renames: "
@@ -530,9 +459,7 @@ class LogManager:
         LOG.info("Deleted %s", doomed)
 
     def _delete_dir(self, directory: Path, topic: str, partition: int) -> None:
-        doomed = directory.parent / delete_dir_name(topic, partition)
-        os.replace(directory, doomed)
-        fsync_directory(directory.parent)
+        doomed = rename_within(directory, delete_dir_name(topic, partition))
         shutil.rmtree(doomed, ignore_errors=True)
 
     def delete(self, topic: str, partition: int) -> None:
@@ -548,9 +475,7 @@ class LogManager:
             log.close_handlers()
             parent = log.directory.parent
             self._counts[parent] -= 1
-            doomed = parent / delete_dir_name(topic, partition)
-            os.replace(log.directory, doomed)
-            fsync_directory(parent)
+            doomed = rename_within(log.directory, delete_dir_name(topic, partition))
             self._deleted_from.add(parent)
         self._flush_later(functools.partial(self._finish_delete, tp, doomed))
 
@@ -600,12 +525,7 @@ class LogManager:
     ) -> dict[str, dict[TopicPartition, int]]:
         logs = {tp: log for tp, log in self._logs.items() if log.directory.parent == log_dir}
         logs.update((tp, g) for tp, g in self.futures.items() if g.directory.parent == log_dir)
-        offset_of: dict[str, Callable[[PartitionLog], int]] = {
-            RECOVERY_POINT_CHECKPOINT: lambda g: g.recovery_point,
-            REPLICATION_OFFSET_CHECKPOINT: lambda g: g.high_watermark,
-            LOG_START_OFFSET_CHECKPOINT: lambda g: g.log_start_offset,
-        }
-        return {name: {tp: offset_of[name](g) for tp, g in logs.items()} for name in names}
+        return checkpoint_contents(logs, names)
 
     def flush_dirty(self, now_ms: int) -> None:
         """Flush every log whose last flush is ``flush.ms`` or more ago, the fsyncs outside
@@ -658,11 +578,3 @@ def _logged(job: Callable[[], None]) -> None:
 def _write_files(log_dir: Path, files: Mapping[str, Mapping[TopicPartition, int]]) -> None:
     for name, offsets in files.items():
         write_offsets(log_dir / name, offsets)
-
-
-def _read_checkpoint(path: Path) -> dict[TopicPartition, int]:
-    try:
-        return read_offsets(path)
-    except (CheckpointFormatError, OSError) as e:
-        LOG.warning("Error reading %s, treating it as empty: %s", path, e)
-        return {}

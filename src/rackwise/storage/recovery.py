@@ -55,12 +55,11 @@ from rackwise.storage.epochs import LeaderEpochCache
 from rackwise.storage.errors import CorruptRecordException
 from rackwise.storage.files import FileCache
 from rackwise.storage.index import OFFSET_ENTRY_BYTES, TIME_ENTRY_BYTES
-from rackwise.storage.segment import (
+from rackwise.storage.segment import LogSegment, SegmentSettings
+from rackwise.storage.segment_files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
-    LogSegment,
-    SegmentSettings,
     iter_file_headers,
     parse_base_offset,
 )

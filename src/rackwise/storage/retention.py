@@ -10,7 +10,9 @@ Goals
 Constraints
     Never delete data at or above the high watermark: a segment is deletable only if the next
     segment starts at or below the high watermark (the active segment: if the log end offset
-    is). An empty last segment is never deleted. Pure: the caller deletes the files.
+    is). An empty last segment is never deleted. Pure: the log
+    (:meth:`~rackwise.storage.log.PartitionLog.delete_old_segments`) applies the rules in
+    Kafka's order, moves its log start offset and deletes the files.
 
 Algorithm
     Walk the segments oldest first while the rule and the high-watermark bound both hold;
@@ -29,17 +31,10 @@ Worked example
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final
 
 from rackwise.storage.config import NO_LIMIT, LogConfig
 from rackwise.storage.segment import LogSegment
-
-if TYPE_CHECKING:
-    from rackwise.storage.log import PartitionLog
-
-LOG: Final = logging.getLogger("rackwise.storage")
 
 Predicate = Callable[[LogSegment, LogSegment | None], bool]
 
@@ -99,47 +94,3 @@ def past_retention_ms(config: LogConfig, now_ms: int) -> Predicate | None:
         return now_ms - segment.largest_timestamp() > config.retention_ms
 
     return rule
-
-
-def delete_old_segments(log: PartitionLog, now_ms: int) -> int:
-    """Apply the rules to ``log`` in Kafka's order, each after the previous one's deletions:
-    the number of segments deleted. Called with the log's lock held."""
-    deleted = _delete_by(log, below_log_start(log.log_start_offset), "log start offset")
-    if log.config.is_delete:
-        size_rule = over_retention_bytes(log.config, log.size_bytes())
-        if size_rule is not None:
-            deleted += _delete_by(log, size_rule, "retention.bytes")
-        time_rule = past_retention_ms(log.config, now_ms)
-        if time_rule is not None:
-            deleted += _delete_by(log, time_rule, "retention.ms")
-    return deleted
-
-
-def _delete_by(log: PartitionLog, rule: Predicate, reason: str) -> int:
-    """Kafka's deleteSegments: roll first if every segment goes (the log keeps one), move the
-    log start offset to the first segment kept, then delete the files."""
-    deletable = deletable_segments(
-        log.segments, rule, high_watermark=log.high_watermark, log_end_offset=log.log_end_offset
-    )
-    if not deletable:
-        return 0
-    count = len(deletable)
-    if count == len(log.segments):
-        log.roll_to(log.log_end_offset)
-        if deletable[-1].base_offset == log.active_segment.base_offset:
-            deletable.pop()
-    if deletable:
-        log.advance_log_start_offset(log.segments[len(deletable)].base_offset)
-        del log.segments[: len(deletable)]
-        log.crash_point("retention.start-offset-moved")
-        for segment in deletable:
-            segment.delete()
-            log.crash_point("retention.segment-deleted")
-        LOG.info(
-            "%s: deleted %d segment(s) by %s: %s",
-            log.name,
-            len(deletable),
-            reason,
-            ", ".join(s.log_path.name for s in deletable),
-        )
-    return count

@@ -2,7 +2,7 @@
 LogSegment).
 
 Goals
-    Append whole batches, find the batch holding an offset or a timestamp, read whole batches,
+    Append whole batches, find the batch holding an offset, read whole batches,
     truncate, and rebuild the indexes from the batches after a crash, in Kafka's file layout
     and with Kafka's rules (index entry every ``index.interval.bytes``, time index entry for
     the largest timestamp so far, roll on size, age, a full index or an offset that would not
@@ -27,9 +27,9 @@ Algorithm
     find where those whole batches end, and returns the span as a
     :class:`~rackwise.storage.files.FileRegion` for ``sendfile``; it copies instead when the
     span is under 4 KiB, or when the batches are so small that the header reads would cost
-    more than the copy. :meth:`LogSegment.recover` checks every batch
-    (framing, magic, CRC32C, offsets increasing within the segment's int32 range) and cuts the
-    file at the first that fails.
+    more than the copy. :meth:`LogSegment.recover` checks every batch and rebuilds the indexes
+    (:mod:`rackwise.storage.segment_recovery`), then cuts the file at the first that fails.
+    The search by timestamp is in :mod:`rackwise.storage.timestamps`.
 
 Worked example
     A segment at base 0 holds batches 0-4 (position 0, 300 bytes) and 5-9 (position 300, 300
@@ -52,27 +52,25 @@ from typing import Final
 from rackwise.storage.batch import (
     BATCH_HEADER_BYTES,
     LOG_OVERHEAD,
-    MAGIC_V2,
     NO_TIMESTAMP,
     BatchHeader,
-    compute_crc,
-    parse_header,
 )
-from rackwise.storage.batch_records import iter_record_timestamps
 from rackwise.storage.errors import CorruptIndexException, CorruptRecordException
 from rackwise.storage.files import FileCache, FileRegion
-from rackwise.storage.index import INT32_MAX, OffsetIndex, TimeIndex
+from rackwise.storage.index import OffsetIndex, TimeIndex
+from rackwise.storage.segment_files import (
+    INDEX_SUFFIX,
+    SCAN_CHUNK_BYTES,
+    TIME_INDEX_SUFFIX,
+    iter_file_headers,
+    segment_file_name,
+)
+from rackwise.storage.segment_recovery import scan_batches
 
 LOG: Final = logging.getLogger("rackwise.storage")
-LOG_SUFFIX: Final = ".log"
-INDEX_SUFFIX: Final = ".index"
-TIME_INDEX_SUFFIX: Final = ".timeindex"
-SCAN_CHUNK_BYTES: Final = 64 * 1024
 TRANSLATE_CHUNK_BYTES: Final = 4096
-RECOVER_CHUNK_BYTES: Final = 8 * 1024 * 1024
 UNKNOWN: Final = -2
 """A lazily computed value not yet known (distinct from NO_TIMESTAMP)."""
-NO_OFFSET: Final = -1
 _OFFSET_AND_LENGTH: Final = struct.Struct(">qi")
 _MIN_LENGTH: Final = BATCH_HEADER_BYTES - LOG_OVERHEAD
 ZERO_COPY_MIN_BYTES: Final = 4096
@@ -84,42 +82,6 @@ _WORTH_A_READ: Final = 8192
 """Batch bytes whose copy costs about what reading one more header costs."""
 TAIL_BATCHES: Final = 8
 """Batches appended last whose positions a segment keeps for reads at the tail."""
-
-
-def iter_file_headers(
-    files: FileCache, path: Path, start: int, end: int, chunk: int = SCAN_CHUNK_BYTES
-) -> Iterator[BatchHeader]:
-    """Headers of the whole batches of the file ``path`` between ``start`` and ``end``, read in
-    chunks of ``chunk`` bytes, with their positions in the file; stops before an incomplete
-    tail."""
-    pos = start
-    buf = b""
-    buf_start = start
-    while end - pos >= BATCH_HEADER_BYTES:
-        rel = pos - buf_start
-        if rel + BATCH_HEADER_BYTES > len(buf):
-            buf = files.read(path, pos, min(chunk, end - pos))
-            buf_start, rel = pos, 0
-            if len(buf) < BATCH_HEADER_BYTES:
-                return
-        header = parse_header(buf, rel, file_position=pos)
-        if pos + header.size > end:
-            return
-        yield header
-        pos += header.size
-
-
-def segment_file_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
-    """Kafka's name: the base offset in 20 digits and the suffix."""
-    return f"{base_offset:020d}{suffix}"
-
-
-def parse_base_offset(name: str, suffix: str = LOG_SUFFIX) -> int | None:
-    """The base offset in a file name with ``suffix``, or None."""
-    if not name.endswith(suffix):
-        return None
-    stem = name[: -len(suffix)]
-    return int(stem) if len(stem) == 20 and stem.isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,33 +508,23 @@ class LogSegment:
 
     def recover(self, on_batch: Callable[[BatchHeader], None]) -> RecoverResult:
         """Check every batch, rebuild both indexes, call ``on_batch`` for each valid batch
-        (leader epochs, producer state) and cut the file at the first bad batch."""
-        self.offset_index.reset()
-        self.time_index.reset()
+        (leader epochs, producer state) and cut the file at the first bad batch
+        (:mod:`rackwise.storage.segment_recovery`)."""
         self._tail = []
         self._max_timestamp, self._offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
-        valid = last_index_entry = count = 0
-        expected = self.base_offset
-        problem = ""
-        bad_offset = NO_OFFSET
-        for header, data in self._iter_batches_with_data():
-            problem = _batch_problem(header, data, expected, self.base_offset)
-            if problem:
-                bad_offset = header.base_offset
-                break
-            if header.max_timestamp > self._max_timestamp:
-                self._max_timestamp = header.max_timestamp
-                self._offset_of_max_timestamp = header.last_offset
-            if valid - last_index_entry > self.settings.index_interval_bytes:
-                self.offset_index.append(header.last_offset, valid)
-                self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
-                last_index_entry = valid
-            valid += header.size
-            count += 1
-            expected = header.next_offset
-            on_batch(header)
-        if not problem and valid < self.size:
-            problem, bad_offset = f"a torn batch: {self.size - valid} bytes remain", expected
+        scan = scan_batches(
+            self.files,
+            self.log_path,
+            self.size,
+            self.base_offset,
+            self.settings.index_interval_bytes,
+            self.offset_index,
+            self.time_index,
+            on_batch,
+        )
+        valid = scan.valid_bytes
+        self._max_timestamp = scan.max_timestamp
+        self._offset_of_max_timestamp = scan.offset_of_max_timestamp
         truncated = self.size - valid
         dropped = 0
         if truncated:
@@ -582,96 +534,9 @@ class LogSegment:
         self.time_index.maybe_append(
             self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
         )
-        self._bytes_since_index_entry = valid - last_index_entry
+        self._bytes_since_index_entry = scan.bytes_since_index_entry
         self._rolling_timestamp = UNKNOWN
         self._indexes_checked = True
-        return RecoverResult(truncated, dropped, count, bad_offset, problem)
-
-    def _iter_batches_with_data(self) -> Iterator[tuple[BatchHeader, memoryview | None]]:
-        """Each whole batch with its bytes, in chunks; a header whose length field is too
-        short comes with None and ends the walk; a torn tail ends it silently."""
-        pos = 0
-        while self.size - pos >= BATCH_HEADER_BYTES:
-            chunk = self.files.read(self.log_path, pos, min(RECOVER_CHUNK_BYTES, self.size - pos))
-            rel = 0
-            while len(chunk) - rel >= BATCH_HEADER_BYTES:
-                header = parse_header(chunk, rel, file_position=pos + rel, check=False)
-                if header.size < BATCH_HEADER_BYTES:
-                    yield header, None
-                    return
-                if rel + header.size <= len(chunk):
-                    yield header, memoryview(chunk)[rel : rel + header.size]
-                    rel += header.size
-                elif rel == 0 and pos + header.size <= self.size:
-                    chunk = self.files.read(self.log_path, pos, header.size)  # a large batch
-                    if len(chunk) < header.size:
-                        return
-                else:
-                    break
-            if rel == 0:
-                return  # nothing whole in what the file holds
-            pos += rel
-
-    def find_offset_by_timestamp(
-        self, timestamp: int, starting_offset: int, decompress: Callable[[int, bytes], bytes]
-    ) -> tuple[int, int, int] | None:
-        """(timestamp, offset, leader epoch) of the first record at or after ``timestamp`` and
-        ``starting_offset``, or None (Kafka's findOffsetByTimestamp)."""
-        self.ensure_indexes()
-        _, indexed_offset = self.time_index.lookup(timestamp)
-        _, position = self.offset_index.lookup(max(indexed_offset, starting_offset))
-        for header in self.iter_headers(position):
-            if header.max_timestamp < timestamp or header.last_offset < starting_offset:
-                continue
-            found = self._first_record_at(header, timestamp, starting_offset, decompress)
-            if found is not None:
-                return found
-        return None
-
-    def _first_record_at(
-        self,
-        header: BatchHeader,
-        timestamp: int,
-        starting_offset: int,
-        decompress: Callable[[int, bytes], bytes],
-    ) -> tuple[int, int, int] | None:
-        epoch = header.partition_leader_epoch
-        if header.timestamp_type == 1:
-            return header.max_timestamp, max(header.base_offset, starting_offset), epoch
-        body = self.files.read(
-            self.log_path, header.position + BATCH_HEADER_BYTES, header.size - BATCH_HEADER_BYTES
+        return RecoverResult(
+            truncated, dropped, scan.valid_batches, scan.first_bad_offset, scan.reason
         )
-        if header.compression:
-            body = decompress(header.compression, body)
-        for delta, ts in iter_record_timestamps(
-            body, 0, len(body), header.record_count, header.base_timestamp
-        ):
-            offset = header.base_offset + delta
-            if ts >= timestamp and offset >= starting_offset:
-                return ts, offset, epoch
-        return None
-
-    def offset_of_timestamp_in_batch(
-        self, header: BatchHeader, decompress: Callable[[int, bytes], bytes]
-    ) -> int:
-        """The offset of the first record whose timestamp is the batch's max timestamp."""
-        found = self._first_record_at(header, header.max_timestamp, 0, decompress)
-        return found[1] if found is not None else header.last_offset
-
-
-def _batch_problem(header: BatchHeader, data: memoryview | None, expected: int, base: int) -> str:
-    """Why recovery must stop at this batch, or "" if it checks out."""
-    if data is None:
-        return f"the batch at position {header.position} has an invalid length {header.size}"
-    if header.magic != MAGIC_V2:
-        return f"the batch at position {header.position} has magic {header.magic}"
-    if compute_crc(data) != header.crc:
-        return f"the batch at position {header.position} fails its CRC32C"
-    if header.base_offset < expected or header.last_offset_delta < 0:
-        return (
-            f"the batch at position {header.position} has offsets {header.base_offset}-"
-            f"{header.last_offset}, below the expected {expected}"
-        )
-    if header.last_offset - base > INT32_MAX:
-        return f"offset {header.last_offset} does not fit the index of segment {base}"
-    return ""
