@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rackwise.net.frames import FrameStream
-from rackwise.net.server import _send_at_once, send_response
+from rackwise.net.writer import _send_at_once, send_response
 from rackwise.storage.files import FileCache, FileRegion, RegionUnavailable
 
 

@@ -18,7 +18,7 @@ from rackwise.net import (
     let_next_request_in,
     start_server,
 )
-from rackwise.net.server import MAX_WAITING_PRODUCES
+from rackwise.net.pipelining import MAX_WAITING_PRODUCES
 from rackwise.protocol import (
     ApiKey,
     Listener,

@@ -53,9 +53,10 @@ from rackwise.protocol.fetch_request_reader import FetchRequestRead
 from rackwise.protocol.produce_request_reader import ProduceRequestValues
 from rackwise.protocol.values import millis
 from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
-from rackwise.replica.manager import ReadResult, ReplicaManager
+from rackwise.replica.manager import ReplicaManager
 from rackwise.replica.purgatory import Purgatory
 from rackwise.replica.selector import ClientMetadata, ReplicaSelector
+from rackwise.replica.serving import ReadResult
 from rackwise.storage.log import LogAppendInfo
 
 LOG: Final = logging.getLogger("rackwise.node.data")

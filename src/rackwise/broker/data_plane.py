@@ -38,7 +38,8 @@ from rackwise.broker.replica_fetcher import ReplicaFetcherManager
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection
 from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
-from rackwise.replica.manager import ReplicaConfig, ReplicaManager
+from rackwise.replica.hosting import ReplicaConfig
+from rackwise.replica.manager import ReplicaManager
 from rackwise.replica.purgatory import Purgatory
 from rackwise.replica.selector import load_selector
 from rackwise.storage.cleaner import LogCleaner

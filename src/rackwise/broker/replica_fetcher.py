@@ -42,7 +42,8 @@ from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection, NetworkException
 from rackwise.node.data_config import DataPathConfig
 from rackwise.protocol import ApiKey, ProtocolError
-from rackwise.replica.manager import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ReplicaManager
+from rackwise.replica.manager import ReplicaManager
+from rackwise.replica.serving import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 LOG: Final = logging.getLogger("rackwise.node.fetcher")
 

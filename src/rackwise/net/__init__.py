@@ -2,7 +2,8 @@
 socket. Bytes are cut, decoded and encoded by :mod:`rackwise.protocol`; what a request means is
 the handler's business (:mod:`rackwise.node`).
 
-Server (:mod:`~rackwise.net.server`)
+Server (:mod:`~rackwise.net.server`, composing :mod:`~rackwise.net.admission`,
+:mod:`~rackwise.net.framing`, :mod:`~rackwise.net.pipelining` and :mod:`~rackwise.net.writer`)
     ``server = await start_server(handler, Listener.CONTROLLER, host="127.0.0.1", port=0)``
     binds (port 0: a free one; ``server.port`` / ``server.address`` tell which) and serves
     until ``await server.close()`` (or ``async with server:``). ``handler`` is
@@ -47,6 +48,7 @@ Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """
 
+from rackwise.net.admission import ClientConnection, current_connection
 from rackwise.net.client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_REQUEST_TIMEOUT_S,
@@ -67,16 +69,8 @@ from rackwise.net.limits import (
     UNLIMITED_CONNECTIONS,
     ServerLimits,
 )
-from rackwise.net.server import (
-    DEFAULT_HOST,
-    NO_RESPONSE,
-    ClientConnection,
-    Handler,
-    KafkaServer,
-    current_connection,
-    let_next_request_in,
-    start_server,
-)
+from rackwise.net.pipelining import NO_RESPONSE, Handler, let_next_request_in
+from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",

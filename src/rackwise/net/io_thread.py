@@ -39,7 +39,8 @@ from typing import Any, Final, TypeVar
 
 from rackwise.net import loops
 from rackwise.net.limits import ServerLimits
-from rackwise.net.server import DEFAULT_HOST, Handler, KafkaServer
+from rackwise.net.pipelining import Handler
+from rackwise.net.server import DEFAULT_HOST, KafkaServer
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener, Request
 
 T = TypeVar("T")

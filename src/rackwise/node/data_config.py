@@ -40,7 +40,7 @@ from rackwise.controller.configs import ConfigControl
 from rackwise.controller.configschema import TOPIC_CONFIGS
 from rackwise.image import MetadataImage
 from rackwise.node.dynamic_config import DynamicBrokerConfig
-from rackwise.replica.manager import TopicSettings
+from rackwise.replica.hosting import TopicSettings
 from rackwise.replica.selector import DEFAULT_SELECTOR, SelectorPluginException, load_selector
 from rackwise.storage.log import LogConfig
 
