@@ -11,13 +11,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from rackwise.coordinator.answers import (
+from rackwise.common.error_codes import (
     GROUP_MAX_SIZE_REACHED,
     MEMBER_ID_REQUIRED,
     NOT_COORDINATOR,
     REBALANCE_IN_PROGRESS,
-    JoinRequest,
 )
+from rackwise.coordinator.answers import JoinRequest
 from rackwise.coordinator.membership import GroupMembership
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.image import MetadataImage
 from rackwise.protocol import response_to
 
@@ -45,7 +46,6 @@ SUPPORTED: Final = {
     1: frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP}),
 }
 """The resource types each version may ask for (Kafka's ``supportedResourceTypes``)."""
-UNSUPPORTED_VERSION: Final = 35
 
 
 def _configured(image: MetadataImage, resource_type: int) -> list[str]:

@@ -27,6 +27,8 @@ producer id blocks are records; heartbeat times and applied offsets are soft sta
 enter the log.
 """
 
+from rackwise.common.error_codes import NONE
+from rackwise.common.errors import UnknownTopicOrPartitionException
 from rackwise.controller.clock import Clock, ManualClock
 from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import (
@@ -37,7 +39,6 @@ from rackwise.controller.config import (
 )
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.errors import (
-    NONE,
     SUCCESS,
     ApiError,
     BrokerIdNotRegisteredException,
@@ -52,8 +53,6 @@ from rackwise.controller.errors import (
     TopicExistsException,
     UnknownServerException,
     UnknownTopicIdException,
-    UnknownTopicOrPartitionException,
-    UnsupportedVersionException,
 )
 from rackwise.controller.heartbeat import BrokerControlState, BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
@@ -90,6 +89,7 @@ from rackwise.controller.quorum import (
 )
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, PartitionIndex
+from rackwise.protocol.errors import UnsupportedVersionException
 
 __all__ = [
     "CONTROLLER_KEYS",

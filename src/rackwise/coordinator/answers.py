@@ -1,20 +1,22 @@
 """What the classic group APIs read and answer: a JoinGroup as the coordinator reads it, the
 JoinGroup and SyncGroup answers' values (Kafka's response defaults), and the error codes the
-membership answers with (pure values; :mod:`rackwise.coordinator.membership` decides them)."""
+membership answers with (pure values, from :mod:`rackwise.common.error_codes`;
+:mod:`rackwise.coordinator.membership` decides them)."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
+from rackwise.common.error_codes import (
+    COORDINATOR_NOT_AVAILABLE,
+    GROUP_MAX_SIZE_REACHED,
+    MEMBER_ID_REQUIRED,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+)
 from rackwise.groups.classic import Protocols
-
-COORDINATOR_NOT_AVAILABLE: Final = 15
-NOT_COORDINATOR: Final = 16
-REBALANCE_IN_PROGRESS: Final = 27
-MEMBER_ID_REQUIRED: Final = 79
-GROUP_MAX_SIZE_REACHED: Final = 81
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +66,16 @@ def complete(waiter: asyncio.Future[dict[str, Any]] | None, answer: dict[str, An
     """Answer a waiting request, unless it has no waiter or was answered already."""
     if waiter is not None and not waiter.done():
         waiter.set_result(answer)
+
+
+__all__ = [
+    "COORDINATOR_NOT_AVAILABLE",
+    "GROUP_MAX_SIZE_REACHED",
+    "MEMBER_ID_REQUIRED",
+    "NOT_COORDINATOR",
+    "REBALANCE_IN_PROGRESS",
+    "JoinRequest",
+    "complete",
+    "join_answer",
+    "sync_answer",
+]

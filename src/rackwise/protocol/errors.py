@@ -8,8 +8,8 @@ used.
 
 from __future__ import annotations
 
-from kio.schema.errors import ErrorCode
-
+from rackwise.common import error_codes as codes
+from rackwise.common.error_table import describe
 from rackwise.common.errors import RackwiseError
 
 
@@ -26,7 +26,7 @@ class UnsupportedVersionException(ProtocolError):
     """Kafka's UNSUPPORTED_VERSION: no version of an API both sides support, or an API the peer
     does not offer. The message is Kafka's (``NodeApiVersions.latestUsableVersion``)."""
 
-    error_code = 35
+    error_code = codes.UNSUPPORTED_VERSION
 
 
 class MalformedResponseError(ProtocolError):
@@ -42,7 +42,5 @@ class CorrelationIdMismatchException(MalformedResponseError):
 def error_name(code: int) -> str:
     """Kafka's name of an error code (``Errors``), e.g. ``DUPLICATE_BROKER_REGISTRATION`` for
     101; ``UNKNOWN_ERROR_CODE`` for a code Kafka does not define."""
-    try:
-        return ErrorCode(code).name.upper()
-    except ValueError:
-        return "UNKNOWN_ERROR_CODE"
+    error = describe(code)
+    return error.name if error is not None else "UNKNOWN_ERROR_CODE"
