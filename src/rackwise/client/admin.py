@@ -42,7 +42,12 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.protocol.api_message import ApiMessage
 
 from rackwise.common import RackwiseError
-from rackwise.common.error_codes import NONE, NOT_CONTROLLER, UNKNOWN_SERVER_ERROR
+from rackwise.common.error_codes import (
+    NONE,
+    NOT_CONTROLLER,
+    UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+)
 
 SCHEMAS_PACKAGE: Final = "rackwise.protocol.schemas"
 """Where rackwise's own message specs live (CreateReplicaPlacement*.json)."""
@@ -393,7 +398,7 @@ class Admin:
             raise AdminError(
                 f"the broker at {self.bootstrap_servers} does not support CreateReplicaPlacement "
                 f"(api key {CREATE_REPLICA_PLACEMENT_API_KEY})",
-                code=35,
+                code=UNSUPPORTED_VERSION,
                 name="UNSUPPORTED_VERSION",
             ) from None
         except kafka_errors.KafkaError as e:

@@ -1,6 +1,8 @@
 """The controller's errors, in the taxonomy of :mod:`rackwise.common.errors`: each carries Kafka's
 error code (``org.apache.kafka.common.protocol.Errors``) and, where Kafka throws the same
-condition, Kafka's exception name and message.
+condition, Kafka's exception name and message. UNKNOWN_TOPIC_OR_PARTITION is
+:mod:`rackwise.common.errors`' class, the one the replica raises too; UNSUPPORTED_VERSION is the
+protocol layer's (:class:`rackwise.protocol.errors.UnsupportedVersionException`).
 
 :class:`ApiError` is the error of one item of a batch answer (one topic of a CreateTopics, one
 resource of an AlterConfigs): a code and a message, ``NONE`` when the item succeeded.
