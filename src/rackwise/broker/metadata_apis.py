@@ -73,8 +73,6 @@ from rackwise.records.constants import (
     NO_LEADER,
 )
 
-# Kafka's error codes (``org.apache.kafka.common.protocol.Errors``) these answers use.
-
 NO_CONTROLLER: Final = -1
 """``controller_id`` when no broker is alive to name."""
 BROKER_ENDPOINT_TYPE: Final = 1

@@ -71,8 +71,6 @@ from rackwise.records.constants import (
     NO_LEADER_CHANGE,
 )
 
-# Kafka's error codes (``org.apache.kafka.common.protocol.Errors``) a partition may get.
-
 NO_BROKER_EPOCH: Final = -1
 """An ISR member's broker epoch when the request does not say it (version 2): not checked."""
 NO_EPOCH: Final = -1
