@@ -13,7 +13,6 @@ import pytest
 from rackwise.broker.forwarding import (
     MAX_RETRY_S,
     MIN_RETRY_S,
-    REQUEST_TIMED_OUT,
     Forwarder,
     applied_predicate,
     convert,
@@ -21,6 +20,7 @@ from rackwise.broker.forwarding import (
     forward_version,
     retry_window_s,
 )
+from rackwise.common.error_codes import REQUEST_TIMED_OUT
 from rackwise.image import MetadataImage, replay
 from rackwise.net import KafkaConnection, start_server
 from rackwise.protocol import (

@@ -19,8 +19,8 @@ from rackwise.broker.isr import (
     plan_isr_expansions,
     plan_isr_shrinks,
 )
+from rackwise.common.error_codes import INELIGIBLE_REPLICA, NOT_CONTROLLER
 from rackwise.controller import ApiError, CreatableTopic
-from rackwise.controller.alter_partition import INELIGIBLE_REPLICA, NOT_CONTROLLER
 from rackwise.controller_node.apis.partitions import (
     alter_partition_args,
     alter_partition_error,

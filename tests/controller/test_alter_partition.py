@@ -10,8 +10,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from rackwise.controller import Controller, CreatableTopic, StaleBrokerEpochException
-from rackwise.controller.alter_partition import (
+from rackwise.common.error_codes import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_REQUEST,
@@ -19,6 +18,9 @@ from rackwise.controller.alter_partition import (
     NOT_CONTROLLER,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
+)
+from rackwise.controller import Controller, CreatableTopic, StaleBrokerEpochException
+from rackwise.controller.alter_partition import (
     AlterPartitionData,
     AlterPartitionRequest,
     AlterPartitionResult,

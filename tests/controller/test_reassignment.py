@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rackwise.common.error_codes import NEW_LEADER_ELECTED
 from rackwise.controller import Controller, CreatableTopic
 from rackwise.controller.alter_partition import (
-    NEW_LEADER_ELECTED,
     AlterPartitionData,
     AlterPartitionRequest,
     AlterPartitionResult,

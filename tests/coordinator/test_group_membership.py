@@ -11,32 +11,28 @@ from typing import Any, TypeVar
 
 import pytest
 
-from rackwise.coordinator.answers import (
+from rackwise.common.error_codes import (
+    FENCED_INSTANCE_ID,
     GROUP_MAX_SIZE_REACHED,
+    ILLEGAL_GENERATION,
     MEMBER_ID_REQUIRED,
+    NONE,
     NOT_COORDINATOR,
     REBALANCE_IN_PROGRESS,
-    JoinRequest,
+    UNKNOWN_MEMBER_ID,
 )
+from rackwise.coordinator.answers import JoinRequest
 from rackwise.coordinator.membership import GroupMembership
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
     EMPTY,
-    FENCED_INSTANCE_ID,
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
     stored,
 )
 from rackwise.groups.group_metadata import decode_metadata, encode_metadata
-from rackwise.groups.offsets import (
-    ILLEGAL_GENERATION,
-    NONE,
-    UNKNOWN_MEMBER_ID,
-    GroupOffsets,
-    decode_key,
-    encode_group_key,
-)
+from rackwise.groups.offsets import GroupOffsets, decode_key, encode_group_key
 from rackwise.node.data_config import DataPathConfig
 
 T = TypeVar("T")

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from rackwise.coordinator.answers import MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS, JoinRequest
+from rackwise.common.error_codes import (
+    MEMBER_ID_REQUIRED,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+)
+from rackwise.coordinator.answers import JoinRequest
 from rackwise.coordinator.effects import Answer, CancelTimer, Effect, StartTimer, Store
 from rackwise.coordinator.joins import JoinRules
 from rackwise.coordinator.rebalance import Rebalancer
 from rackwise.groups.classic import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from rackwise.groups.group_metadata import decode_metadata
-from rackwise.groups.offsets import NONE, UNKNOWN_MEMBER_ID
 
 T0 = 1_700_000_000_000
 

@@ -13,15 +13,20 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
+from rackwise.common.error_codes import (
+    COORDINATOR_NOT_AVAILABLE,
+    FENCED_INSTANCE_ID,
+    ILLEGAL_GENERATION,
+    INCONSISTENT_GROUP_PROTOCOL,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+)
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
-    COORDINATOR_NOT_AVAILABLE,
     DEAD,
     EMPTY,
-    FENCED_INSTANCE_ID,
-    INCONSISTENT_GROUP_PROTOCOL,
     PREPARING_REBALANCE,
-    REBALANCE_IN_PROGRESS,
     STABLE,
     ClassicGroup,
     Member,
@@ -29,11 +34,6 @@ from rackwise.groups.classic import (
     stored,
 )
 from rackwise.groups.group_metadata import decode_metadata, encode_metadata
-from rackwise.groups.offsets import (
-    ILLEGAL_GENERATION,
-    NONE,
-    UNKNOWN_MEMBER_ID,
-)
 
 # Each member's vote, in member order, and the protocol Kafka's selectProtocol picks, as
 # Java 17 runs its code (a HashMap of votes, Stream.max): ties go to the earlier bucket.

@@ -10,12 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackwise.common.java import java_string_hash
-from rackwise.groups.offsets import (
+from rackwise.common.error_codes import (
     GROUP_ID_NOT_FOUND,
     ILLEGAL_GENERATION,
     NONE,
     UNKNOWN_MEMBER_ID,
+)
+from rackwise.common.java import java_string_hash
+from rackwise.groups.offsets import (
     CommittedOffset,
     GroupOffsets,
     OffsetsFormatError,

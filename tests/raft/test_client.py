@@ -7,12 +7,11 @@ from typing import Any
 
 import pytest
 
+from rackwise.common.error_codes import FENCED_LEADER_EPOCH, NONE
 from rackwise.raft import NotLeaderException, QuorumConfig, RaftClient, RaftLog, Role
 from rackwise.raft.messages import (
-    FENCED_LEADER_EPOCH,
     NO_LEADER,
     NO_VOTE,
-    NONE,
     AppendBatches,
     Batch,
     BeginQuorumEpochRequest,

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rackwise.common.error_codes import NONE
 from rackwise.raft import RaftClient, Role
-from rackwise.raft.messages import NO_LEADER, NONE, ElectionState, VoteRequest
+from rackwise.raft.messages import NO_LEADER, ElectionState, VoteRequest
 from tests.raft.simulation import Faults, Simulation, Violation, run_seed
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)

@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from rackwise.broker.metadata_apis import BrokerInfo
+from rackwise.common.error_codes import INVALID_REQUEST, NONE, UNKNOWN_SERVER_ERROR
 from rackwise.common.errors import InvalidRequestException, RackwiseError
 from rackwise.controller.broker_configschema import (
     BROKER_CONFIGS,
@@ -57,9 +58,6 @@ from rackwise.image import ConfigResource, MetadataImage
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.records.constants import BROKER_RESOURCE, TOPIC_RESOURCE
 
-NONE: Final = 0
-UNKNOWN_SERVER_ERROR: Final = -1
-INVALID_REQUEST: Final = 42
 CLIENT_METRICS_RESOURCE: Final = 16
 GROUP_RESOURCE: Final = 32
 FORWARDED_RESOURCE_TYPES: Final = frozenset(

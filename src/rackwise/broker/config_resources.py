@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE, UNSUPPORTED_VERSION
 from rackwise.image import MetadataImage
 from rackwise.protocol import response_to
 
@@ -45,7 +46,6 @@ SUPPORTED: Final = {
     1: frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP}),
 }
 """The resource types each version may ask for (Kafka's ``supportedResourceTypes``)."""
-UNSUPPORTED_VERSION: Final = 35
 
 
 def _configured(image: MetadataImage, resource_type: int) -> list[str]:
@@ -70,7 +70,7 @@ def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -
     """The answer to one ListConfigResources request that came in on ``listener_name``."""
     supported = SUPPORTED[int(type(body).__version__)]
     asked = {int(t) for t in getattr(body, "resource_types", ())} or supported
-    values: dict[str, Any] = {"throttle_time": 0, "error_code": 0, "config_resources": []}
+    values: dict[str, Any] = {"throttle_time": 0, "error_code": NONE, "config_resources": []}
     if not asked <= supported:
         values["error_code"] = UNSUPPORTED_VERSION
         return response_to(body, values)

@@ -38,11 +38,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from rackwise.common.error_codes import NOT_CONTROLLER
 from rackwise.net import DisconnectException, KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey
 
 LOG: Final = logging.getLogger("rackwise.broker")
-NOT_CONTROLLER: Final = 41
 NO_LEADER: Final = -1
 DESCRIBE_QUORUM_VERSION: Final = 2
 DISCOVERY_TIMEOUT_S: Final = 2.0

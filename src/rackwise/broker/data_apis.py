@@ -38,6 +38,18 @@ from collections.abc import Callable, Hashable
 from typing import Any, Final
 
 from rackwise.broker.metadata_apis import INTERNAL_TOPICS
+from rackwise.common.error_codes import (
+    FENCED_LEADER_EPOCH,
+    INVALID_REQUIRED_ACKS,
+    INVALID_TOPIC_EXCEPTION,
+    NONE,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    REQUEST_TIMED_OUT,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    UNKNOWN_SERVER_ERROR,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
 from rackwise.net import NO_RESPONSE, CloseConnection, let_next_request_in
@@ -52,7 +64,7 @@ from rackwise.protocol import (
 from rackwise.protocol.fetch_request_reader import FetchRequestRead
 from rackwise.protocol.produce_request_reader import ProduceRequestValues
 from rackwise.protocol.values import millis
-from rackwise.replica.errors import NotLeaderOrFollowerException, RequestTimedOutException
+from rackwise.replica.errors import NotLeaderOrFollowerException
 from rackwise.replica.manager import ReplicaManager
 from rackwise.replica.purgatory import Purgatory
 from rackwise.replica.selector import ClientMetadata, ReplicaSelector
@@ -61,13 +73,6 @@ from rackwise.storage.log import LogAppendInfo
 
 LOG: Final = logging.getLogger("rackwise.node.data")
 
-NONE: Final = 0
-UNKNOWN_SERVER_ERROR: Final = -1
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-UNKNOWN_TOPIC_ID: Final = 100
-INVALID_REQUIRED_ACKS: Final = 21
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
-INVALID_TOPIC_EXCEPTION: Final = 17
 ADMIN_CLIENT_ID: Final = "__admin_client"
 """The client id Kafka lets write to internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""
 NO_OFFSET: Final = -1
@@ -225,7 +230,7 @@ class DataApis:
             outcome = self.replicas.acks_all_outcome(key[0], key[1], required[key])
             info = results[key][1]
             if outcome is None:
-                results[key] = (RequestTimedOutException.error_code, info, None, [])
+                results[key] = (REQUEST_TIMED_OUT, info, None, [])
             elif outcome != NONE:
                 results[key] = (outcome, info, None, [])
 
@@ -248,7 +253,7 @@ class DataApis:
                 "record_errors": record_errors,
                 "error_message": message,
             }
-            if info is not None and code in (NONE, 20):
+            if info is not None and code in (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND):
                 entry["base_offset"] = info.first_offset
                 entry["log_start_offset"] = info.log_start_offset
                 entry["log_append_time"] = info.log_append_time_ms
@@ -391,7 +396,7 @@ class DataApis:
                 if result.diverging_epoch is not None:
                     epoch, end = result.diverging_epoch
                     entry["diverging_epoch"] = {"epoch": epoch, "end_offset": end}
-            if code in (NotLeaderOrFollowerException.error_code, 74):
+            if code in (NotLeaderOrFollowerException.error_code, FENCED_LEADER_EPOCH):
                 leader, epoch = self.replicas.leader_of(topic, index)
                 entry["current_leader"] = {"leader_id": leader, "leader_epoch": epoch}
                 if leader >= 0:
@@ -515,7 +520,7 @@ class DataApis:
         if targets and not await self.purgatory.wait(conditions, timeout_s, every=True):
             for key, target in targets.items():
                 if self._low_watermark(key) < target:
-                    codes[key] = RequestTimedOutException.error_code
+                    codes[key] = REQUEST_TIMED_OUT
         topics: dict[str, list[dict[str, Any]]] = {}
         for key, code in codes.items():
             low = self._low_watermark(key) if code == NONE else NO_OFFSET

@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.broker.metadata_apis import BrokerInfo
+from rackwise.common.error_codes import NONE, UNKNOWN_TOPIC_OR_PARTITION
 from rackwise.common.errors import InvalidRequestException, RackwiseError
 from rackwise.controller.broker_configschema import (
     BROKER_CONFIGS,
@@ -57,9 +58,6 @@ from rackwise.image import ConfigResource, MetadataImage
 from rackwise.node.dynamic_config import ConfigLayers, current_value, layers_of, static_layer
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.records.constants import BROKER_LOGGER_RESOURCE, BROKER_RESOURCE, TOPIC_RESOURCE
-
-NONE: Final = 0
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 
 CONFIG_TYPES: Final = MappingProxyType(
     {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}

@@ -31,13 +31,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE, UNKNOWN_TOPIC_OR_PARTITION
 from rackwise.common.errors import RackwiseError
 from rackwise.controller.names import validate_topic_name
 from rackwise.image import MetadataImage
 from rackwise.protocol import response_to
 from rackwise.replica.manager import ReplicaManager
 
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 UNKNOWN_TOPIC_MESSAGE: Final = "This server does not host this topic-partition."
 """Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION (``Errors``)."""
 
@@ -68,7 +68,7 @@ def _partition(replicas: ReplicaManager, topic: str, index: int) -> dict[str, An
         }
         for entry in log.active_producers()
     ]
-    return {"partition_index": index, "error_code": 0, "active_producers": producers}
+    return {"partition_index": index, "error_code": NONE, "active_producers": producers}
 
 
 def describe_producers(body: Any, image: MetadataImage, replicas: ReplicaManager) -> Any:

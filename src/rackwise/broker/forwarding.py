@@ -53,6 +53,12 @@ from typing import Any, Final
 
 from rackwise.broker.alter_configs import alter_configs_error, configs_applied
 from rackwise.broker.controller_channel import carries_not_controller
+from rackwise.common.error_codes import (
+    NONE,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+)
 from rackwise.image import MetadataImage
 from rackwise.net import (
     ConnectionSlot,
@@ -73,11 +79,6 @@ from rackwise.protocol.values import struct_of
 
 LOG: Final = logging.getLogger("rackwise.broker.forwarding")
 
-NONE: Final = 0
-UNKNOWN_SERVER_ERROR: Final = -1
-REQUEST_TIMED_OUT: Final = 7
-NOT_CONTROLLER: Final = 41
-UNSUPPORTED_VERSION: Final = 35
 
 FORWARDED: Final = frozenset(
     {

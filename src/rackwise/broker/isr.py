@@ -48,6 +48,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.net import ConnectionSlot, KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey, ProtocolError, UnsupportedVersionException
@@ -55,7 +56,6 @@ from rackwise.records.constants import LEADER_RECOVERED
 
 LOG: Final = logging.getLogger("rackwise.broker.isr")
 
-NONE: Final = 0
 RETRIABLE_ERRORS: Final = frozenset(
     {
         -1,  # UNKNOWN_SERVER_ERROR

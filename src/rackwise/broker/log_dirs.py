@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
 from rackwise.common.errors import RackwiseError
 from rackwise.common.types import TopicPartition as LogKey
 from rackwise.protocol import ApiKey, make, response_class
@@ -66,8 +67,6 @@ from rackwise.storage.moves import MAX_STEP_BYTES, Throttle, caught_up, copy_ste
 
 LOG: Final = logging.getLogger("rackwise.broker.log_dirs")
 
-NONE: Final = 0
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 ANY_LOG_DIR: Final = "any"
 CRASH_AT_ENV: Final = "RACKWISE_CRASH_AT"
 """Fault injection for the tests: the broker exits at once (as ``kill -9`` would stop it) at
@@ -166,8 +165,8 @@ class LogDirs:
                 self._start(key)
             return NONE
         except RackwiseError as e:
-            code = int(getattr(e, "error_code", -1))
-            if code == 6:  # NOT_LEADER_OR_FOLLOWER: Kafka keeps REPLICA_NOT_AVAILABLE here
+            code = int(getattr(e, "error_code", UNKNOWN_SERVER_ERROR))
+            if code == NOT_LEADER_OR_FOLLOWER:  # Kafka keeps REPLICA_NOT_AVAILABLE here
                 code = ReplicaNotAvailableException.error_code
             LOG.info("AlterReplicaLogDirs %s-%d to %s: %s", topic, index, path, e)
             return code

@@ -42,6 +42,18 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation, operations_field
+from rackwise.common.error_codes import (
+    INVALID_REQUEST,
+    INVALID_TOPIC_EXCEPTION,
+    LEADER_NOT_AVAILABLE,
+    LISTENER_NOT_FOUND,
+    MISMATCHED_ENDPOINT_TYPE,
+    NONE,
+    REPLICA_NOT_AVAILABLE,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    UNSUPPORTED_ENDPOINT_TYPE,
+)
 from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
@@ -60,18 +72,6 @@ from rackwise.records.constants import (
     METADATA_VERSION_FEATURE,
     NO_LEADER,
 )
-
-# Kafka's error codes (``org.apache.kafka.common.protocol.Errors``) these answers use.
-NONE: Final = 0
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-LEADER_NOT_AVAILABLE: Final = 5
-REPLICA_NOT_AVAILABLE: Final = 9
-INVALID_TOPIC_EXCEPTION: Final = 17
-INVALID_REQUEST: Final = 42
-LISTENER_NOT_FOUND: Final = 72
-UNKNOWN_TOPIC_ID: Final = 100
-MISMATCHED_ENDPOINT_TYPE: Final = 114
-UNSUPPORTED_ENDPOINT_TYPE: Final = 115
 
 NO_CONTROLLER: Final = -1
 """``controller_id`` when no broker is alive to name."""

@@ -38,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
+from rackwise.common.error_codes import NONE, OFFSET_OUT_OF_RANGE
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataDelta, MetadataImage
 from rackwise.metalog.api import SnapshotId
@@ -48,8 +49,6 @@ from rackwise.records import CorruptRecordException, iter_batches
 
 LOG: Final = logging.getLogger("rackwise.node.metadata")
 
-NONE: Final = 0
-OFFSET_OUT_OF_RANGE: Final = 1
 NO_OFFSET: Final = -1
 """``applied_offset`` before any record is applied."""
 NO_EPOCH: Final = -1

@@ -70,6 +70,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from rackwise.common.error_codes import (
+    BROKER_ID_NOT_REGISTERED,
+    COORDINATOR_LOAD_IN_PROGRESS,
+    INVALID_REQUEST,
+    NONE,
+    NOT_CONTROLLER,
+    STALE_BROKER_EPOCH,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.controller import ProducerIdsBlock
 from rackwise.controller.producer_ids import MAX_PRODUCER_ID
@@ -79,13 +88,6 @@ from rackwise.protocol import response_class as protocol_response_class
 
 LOG: Final = logging.getLogger("rackwise.broker.producer_ids")
 
-NONE: Final = 0
-COORDINATOR_LOAD_IN_PROGRESS: Final = 14
-INVALID_REQUEST: Final = 42
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
-STALE_BROKER_EPOCH: Final = 77
-NOT_CONTROLLER: Final = 41
-BROKER_ID_NOT_REGISTERED: Final = 102
 NO_PRODUCER_ID: Final = -1
 """Kafka's ``RecordBatch.NO_PRODUCER_ID``: a request without one; the id of a failed answer."""
 NO_PRODUCER_EPOCH: Final = -1

@@ -38,6 +38,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE, OFFSET_OUT_OF_RANGE
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection, NetworkException
 from rackwise.node.data_config import DataPathConfig
@@ -47,8 +48,6 @@ from rackwise.replica.serving import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 LOG: Final = logging.getLogger("rackwise.node.fetcher")
 
-NONE: Final = 0
-OFFSET_OUT_OF_RANGE: Final = 1
 NO_EPOCH: Final = -1
 CONNECT_TIMEOUT_S: Final = 5.0
 

@@ -49,6 +49,7 @@ from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFollower
 from rackwise.broker.producer_ids import RpcProducerIdManager
 from rackwise.broker.requests import BrokerApis, answer
+from rackwise.common.error_codes import BROKER_ID_NOT_REGISTERED, NONE, STALE_BROKER_EPOCH
 from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
@@ -77,9 +78,6 @@ from rackwise.storage.records_kernel import load_in_background as load_compiled_
 
 LOG: Final = logging.getLogger("rackwise.broker.server")
 
-NONE: Final = 0
-STALE_BROKER_EPOCH: Final = 77
-BROKER_ID_NOT_REGISTERED: Final = 102
 NO_EPOCH: Final = -1
 """``broker_epoch`` before the broker is registered."""
 RETRY_BACKOFF_S: Final = 0.1

@@ -28,16 +28,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from rackwise.broker.metadata_apis import (
-    INTERNAL_TOPICS,
+from rackwise.broker.metadata_apis import INTERNAL_TOPICS, TOPIC_OPERATIONS, is_replica_offline
+from rackwise.common.acl import OPERATIONS_NOT_ASKED
+from rackwise.common.error_codes import (
     INVALID_REQUEST,
     INVALID_TOPIC_EXCEPTION,
     NONE,
-    TOPIC_OPERATIONS,
     UNKNOWN_TOPIC_OR_PARTITION,
-    is_replica_offline,
 )
-from rackwise.common.acl import OPERATIONS_NOT_ASKED
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
 from rackwise.protocol import ApiKey, make, response_class

@@ -42,6 +42,12 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.protocol.api_message import ApiMessage
 
 from rackwise.common import RackwiseError
+from rackwise.common.error_codes import (
+    NONE,
+    NOT_CONTROLLER,
+    UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+)
 
 SCHEMAS_PACKAGE: Final = "rackwise.protocol.schemas"
 """Where rackwise's own message specs live (CreateReplicaPlacement*.json)."""
@@ -54,14 +60,6 @@ DEFAULT_TIMEOUT_MS: Final = 30_000
 
 NO_LEADER: Final = -1
 """The leader id of a partition that has none, on the wire."""
-
-NO_ERROR: Final = 0
-
-UNKNOWN_SERVER_ERROR: Final = -1
-"""Kafka's error code for an error without a code of its own (and for "no broker answered")."""
-
-NOT_CONTROLLER: Final = 41
-"""Kafka's error code for a write that reached no active controller."""
 
 BROKER_DEFAULT: Final = -1
 """A partition count or replication factor that leaves it to the broker's default
@@ -144,7 +142,7 @@ def _check(results: Iterable[Any], name_of: str = "name") -> None:
     """Raise the first error of a batch response's per-item results."""
     for result in results:
         code = int(result.error_code)
-        if code != NO_ERROR:
+        if code != NONE:
             raise error_for(code, getattr(result, "error_message", None), getattr(result, name_of))
 
 
@@ -162,8 +160,8 @@ def partition_from_metadata(partition: Mapping[str, Any]) -> PartitionDescriptio
 
 def topic_from_metadata(topic: Mapping[str, Any]) -> TopicDescription:
     """A topic of a Metadata response (kafka-python's ``to_dict`` form)."""
-    code = int(topic.get("error_code", NO_ERROR))
-    if code != NO_ERROR:
+    code = int(topic.get("error_code", NONE))
+    if code != NONE:
         raise error_for(code, None, f"topic {topic['name']!r}")
     topic_id = topic.get("topic_id")
     if topic_id is not None and not isinstance(topic_id, uuid.UUID):
@@ -212,7 +210,7 @@ def placement_from_response(response: Any) -> list[tuple[int, tuple[int, ...]]]:
     """The partitions and replicas of a CreateReplicaPlacement response, by partition, or the
     error it carries."""
     code = int(response.error_code)
-    if code != NO_ERROR:
+    if code != NONE:
         raise error_for(code, response.error_message, "CreateReplicaPlacement")
     return sorted(
         (int(p.partition_id), tuple(int(r) for r in p.replicas)) for p in response.replica_placement
@@ -338,7 +336,7 @@ class Admin:
         )
         for topic in response["topics"]:
             code = int(topic["error_code"])
-            if code != NO_ERROR:
+            if code != NONE:
                 raise error_for(code, topic.get("error_message"), f"topic {topic['name']!r}")
 
     def create_partitions(
@@ -368,7 +366,7 @@ class Admin:
         )
         for topic in response["topics"]:
             code = int(topic["error_code"])
-            if code != NO_ERROR:
+            if code != NONE:
                 raise error_for(code, topic.get("error_message"), f"topic {topic['name']!r}")
 
     # -- KIP-879 -----------------------------------------------------------------------------
@@ -400,7 +398,7 @@ class Admin:
             raise AdminError(
                 f"the broker at {self.bootstrap_servers} does not support CreateReplicaPlacement "
                 f"(api key {CREATE_REPLICA_PLACEMENT_API_KEY})",
-                code=35,
+                code=UNSUPPORTED_VERSION,
                 name="UNSUPPORTED_VERSION",
             ) from None
         except kafka_errors.KafkaError as e:

@@ -15,12 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from rackwise.client.groups import GroupsError, Node
+from rackwise.common.error_codes import NETWORK_EXCEPTION, REQUEST_TIMED_OUT, UNSUPPORTED_VERSION
 from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
 from rackwise.protocol import ApiKey, ProtocolError
 
-NETWORK_EXCEPTION: Final = 13
-REQUEST_TIMED_OUT: Final = 7
-UNSUPPORTED_VERSION: Final = 35
 NO_VERSIONS: Final = (0, -1)
 
 

@@ -11,57 +11,60 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from rackwise.common import RackwiseError, TopicPartition
+from rackwise.common import error_codes as codes
+from rackwise.common.error_table import describe
 from rackwise.protocol import error_name
 
-GROUP_ID_NOT_FOUND: Final = 69
-RETRIABLE: Final = frozenset({5, 6, 7, 13, 14, 15, 16, 74, 75, 78})
-"""LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
-COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, FENCED_LEADER_EPOCH,
-UNKNOWN_LEADER_EPOCH, OFFSET_NOT_AVAILABLE: what Kafka's admin client retries here."""
+RETRIABLE: Final = frozenset(
+    {
+        codes.LEADER_NOT_AVAILABLE,
+        codes.NOT_LEADER_OR_FOLLOWER,
+        codes.REQUEST_TIMED_OUT,
+        codes.NETWORK_EXCEPTION,
+        codes.COORDINATOR_LOAD_IN_PROGRESS,
+        codes.COORDINATOR_NOT_AVAILABLE,
+        codes.NOT_COORDINATOR,
+        codes.FENCED_LEADER_EPOCH,
+        codes.UNKNOWN_LEADER_EPOCH,
+        codes.OFFSET_NOT_AVAILABLE,
+    }
+)
+"""What Kafka's admin client retries here."""
 
-_EXCEPTIONS: Final = {
-    -1: (
-        "UnknownServerException",
-        "The server experienced an unexpected error when processing the request.",
-    ),
-    3: ("UnknownTopicOrPartitionException", "This server does not host this topic-partition."),
-    5: (
-        "LeaderNotAvailableException",
-        "There is no leader for this topic-partition as we are in the middle of a leadership "
-        "election.",
-    ),
-    6: (
-        "NotLeaderOrFollowerException",
-        "For requests intended only for the leader, this error indicates that the broker is not "
-        "the current leader. For requests intended for any replica, this error indicates that "
-        "the broker is not a replica of the topic partition.",
-    ),
-    7: ("TimeoutException", "The request timed out."),
-    12: ("OffsetMetadataTooLarge", "The metadata field of the offset request was too large."),
-    13: ("NetworkException", "The server disconnected before a response was received."),
-    14: (
-        "CoordinatorLoadInProgressException",
-        "The coordinator is loading and hence can't process requests.",
-    ),
-    15: ("CoordinatorNotAvailableException", "The coordinator is not available."),
-    16: ("NotCoordinatorException", "This is not the correct coordinator."),
-    22: ("IllegalGenerationException", "Specified group generation id is not valid."),
-    24: ("InvalidGroupIdException", "The configured groupId is invalid."),
-    25: ("UnknownMemberIdException", "The coordinator is not aware of this member."),
-    27: ("RebalanceInProgressException", "The group is rebalancing, so a rejoin is needed."),
-    29: ("TopicAuthorizationException", "Topic authorization failed."),
-    30: ("GroupAuthorizationException", "Group authorization failed."),
-    35: ("UnsupportedVersionException", "The version of API is not supported."),
-    68: ("GroupNotEmptyException", "The group is not empty."),
-    69: ("GroupIdNotFoundException", "The group id does not exist."),
-    86: (
-        "GroupSubscribedToTopicException",
-        "Deleting offsets of a topic is forbidden while the consumer group is actively "
-        "subscribed to it.",
-    ),
-}
-"""Kafka's exception class and default message per error code (``Errors``), for the codes
-these calls meet."""
+_MET: Final = frozenset(
+    {
+        codes.UNKNOWN_SERVER_ERROR,
+        codes.UNKNOWN_TOPIC_OR_PARTITION,
+        codes.LEADER_NOT_AVAILABLE,
+        codes.NOT_LEADER_OR_FOLLOWER,
+        codes.REQUEST_TIMED_OUT,
+        codes.OFFSET_METADATA_TOO_LARGE,
+        codes.NETWORK_EXCEPTION,
+        codes.COORDINATOR_LOAD_IN_PROGRESS,
+        codes.COORDINATOR_NOT_AVAILABLE,
+        codes.NOT_COORDINATOR,
+        codes.ILLEGAL_GENERATION,
+        codes.INVALID_GROUP_ID,
+        codes.UNKNOWN_MEMBER_ID,
+        codes.REBALANCE_IN_PROGRESS,
+        codes.TOPIC_AUTHORIZATION_FAILED,
+        codes.GROUP_AUTHORIZATION_FAILED,
+        codes.UNSUPPORTED_VERSION,
+        codes.NON_EMPTY_GROUP,
+        codes.GROUP_ID_NOT_FOUND,
+        codes.GROUP_SUBSCRIBED_TO_TOPIC,
+    }
+)
+"""The codes these calls meet, for which the error names Kafka's exception class and default
+message (``Errors``); any other code is a ``KafkaException`` with Kafka's name of the code."""
+
+
+def _exception(code: int, name: str) -> tuple[str, str]:
+    """Kafka's exception class and default message for ``code``."""
+    error = describe(code) if code in _MET else None
+    if error is None or error.exception is None or error.message is None:
+        return "KafkaException", name
+    return error.exception, error.message
 
 
 class GroupsError(RackwiseError):
@@ -76,7 +79,7 @@ class GroupsError(RackwiseError):
     ) -> None:
         self.code = code
         self.name = error_name(code)
-        cls, default = _EXCEPTIONS.get(code, ("KafkaException", self.name))
+        cls, default = _exception(code, self.name)
         cls = java_class or f"org.apache.kafka.common.errors.{cls}"
         self.java_text = f"{cls}: {message or default}"
         super().__init__(message or default)

@@ -47,7 +47,6 @@ from typing import Any, Final, TypeVar
 
 from rackwise.client.consumer_protocol import decode_assignment
 from rackwise.client.group_values import (
-    GROUP_ID_NOT_FOUND,
     RETRIABLE,
     ClusterMetadata,
     GroupDescription,
@@ -58,13 +57,13 @@ from rackwise.client.group_values import (
     Transport,
 )
 from rackwise.common import TopicPartition
+from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, NONE
 from rackwise.protocol import ApiKey
 
 DEFAULT_TIMEOUT_MS: Final = 5000
 """``kafka-consumer-groups.sh --timeout``'s default, in milliseconds."""
 RETRY_BACKOFF_S: Final = 0.1
 """Kafka's ``retry.backoff.ms`` (100 ms)."""
-NONE: Final = 0
 GROUP_KEY_TYPE: Final = 0
 """FindCoordinator's key type of a group."""
 CONSUMER_PROTOCOL_TYPE: Final = "consumer"

@@ -32,6 +32,7 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from rackwise.common.error_codes import NONE
 from rackwise.common.errors import RackwiseError
 from rackwise.common.java import java_hashmap_order, java_string_hash
 from rackwise.formats.log_dirs import (
@@ -53,7 +54,6 @@ NO_VERSIONS: Final = (0, -1)
 """The version range of an API a peer does not list (empty)."""
 BROKER_ENDPOINT_TYPE: Final = 1
 """DescribeCluster's ``endpoint_type`` asking for brokers."""
-NONE: Final = 0
 TIMEOUT_S: Final = 30.0
 ERROR_CLASSES: Final = {
     56: "org.apache.kafka.common.errors.KafkaStorageException",

@@ -54,6 +54,7 @@ from types import MappingProxyType
 from typing import Final
 
 from rackwise.common import RackwiseError
+from rackwise.common import error_codes as codes
 from rackwise.common.config_values import parse_int_config
 
 BOOTSTRAP_SERVERS: Final = "bootstrap.servers"
@@ -179,14 +180,14 @@ class ArgumentParserException(RackwiseError, ValueError):
     ``ArgumentParserException`` in Kafka's tools); the message is Kafka's where Kafka has one.
     """
 
-    error_code = 42  # INVALID_REQUEST
+    error_code = codes.INVALID_REQUEST
 
 
 class ClientConfigException(RackwiseError, ValueError):
     """A client setting that is unknown, unsupported or missing (the Java client's
     ``ConfigException``); the message names the key."""
 
-    error_code = 40  # INVALID_CONFIG
+    error_code = codes.INVALID_CONFIG
 
 
 def parse_props_args(args: Sequence[str]) -> dict[str, str]:

@@ -34,6 +34,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final
 
 from rackwise.common import RackwiseError
+from rackwise.common import error_codes as codes
 
 MB: Final = 1024 * 1024
 """Kafka's tools count a MB as 2**20 bytes."""
@@ -53,7 +54,7 @@ CONSUMER_THREAD_ID: Final = 0
 class DateFormatException(RackwiseError, ValueError):
     """A ``--date-format`` pattern that cannot be used (Java's IllegalArgumentException)."""
 
-    error_code = 42  # INVALID_REQUEST
+    error_code = codes.INVALID_REQUEST
 
 
 # ---- numbers -----------------------------------------------------------------------------

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rackwise.common import error_codes as codes
+
 
 class RackwiseError(Exception):
     """Base of rackwise's errors. ``error_code`` is Kafka's protocol error code."""
 
-    error_code: ClassVar[int] = -1  # UNKNOWN_SERVER_ERROR
+    error_code: ClassVar[int] = codes.UNKNOWN_SERVER_ERROR
     retriable: ClassVar[bool] = False
 
     @property
@@ -25,19 +27,19 @@ class RackwiseError(Exception):
 class InvalidPartitionsException(RackwiseError, ValueError):
     """Kafka's INVALID_PARTITIONS: the number of partitions is not acceptable."""
 
-    error_code = 37
+    error_code = codes.INVALID_PARTITIONS
 
 
 class InvalidReplicationFactorException(RackwiseError, ValueError):
     """Kafka's INVALID_REPLICATION_FACTOR: the replication factor cannot be met."""
 
-    error_code = 38
+    error_code = codes.INVALID_REPLICATION_FACTOR
 
 
 class InvalidRequestException(RackwiseError, ValueError):
     """Kafka's INVALID_REQUEST: the request itself is malformed (bad broker ids, bad options)."""
 
-    error_code = 42
+    error_code = codes.INVALID_REQUEST
 
 
 class AdminOperationException(RackwiseError):
@@ -60,4 +62,30 @@ class PlacerPluginException(RackwiseError):
 class InvalidFormatException(RackwiseError, ValueError):
     """Input in one of Kafka's file formats that does not parse or has an unknown version."""
 
-    error_code = 42
+    error_code = codes.INVALID_REQUEST
+
+
+class OffsetOutOfRangeException(RackwiseError, ValueError):
+    """Kafka's OFFSET_OUT_OF_RANGE: an offset outside what a log holds or a replica may serve
+    (outside [log start offset, log end offset], past the high watermark, or below a metadata
+    log's start, where the records exist only in a snapshot now)."""
+
+    error_code = codes.OFFSET_OUT_OF_RANGE
+
+
+class CorruptRecordException(RackwiseError, ValueError):
+    """Kafka's CorruptRecordException (CORRUPT_MESSAGE, retriable): a record batch whose framing
+    (length fields), CRC32C, magic or offsets do not check out, or records in it that do not
+    decode."""
+
+    error_code = codes.CORRUPT_MESSAGE
+    retriable = True
+
+
+class UnknownTopicOrPartitionException(RackwiseError, LookupError):
+    """Kafka's UNKNOWN_TOPIC_OR_PARTITION (retriable): no topic of that name, or no replica of
+    the partition on this broker."""
+
+    error_code = codes.UNKNOWN_TOPIC_OR_PARTITION
+    retriable = True
+    default_message: ClassVar[str] = "This server does not host this topic-partition."

@@ -28,6 +28,8 @@ producer id blocks are records; heartbeat times and applied offsets are soft sta
 enter the log.
 """
 
+from rackwise.common.error_codes import NONE
+from rackwise.common.errors import UnknownTopicOrPartitionException
 from rackwise.controller.clock import Clock, ManualClock
 from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import (
@@ -45,7 +47,6 @@ from rackwise.controller.controller import (
     SnapshotJob,
 )
 from rackwise.controller.errors import (
-    NONE,
     SUCCESS,
     ApiError,
     BrokerIdNotRegisteredException,
@@ -60,8 +61,6 @@ from rackwise.controller.errors import (
     TopicExistsException,
     UnknownServerException,
     UnknownTopicIdException,
-    UnknownTopicOrPartitionException,
-    UnsupportedVersionException,
 )
 from rackwise.controller.heartbeat import BrokerControlState, BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
@@ -91,6 +90,7 @@ from rackwise.controller.partition_change import Election, build_partition_chang
 from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, PartitionIndex
+from rackwise.protocol.errors import UnsupportedVersionException
 
 __all__ = [
     "CONTROLLER_KEYS",

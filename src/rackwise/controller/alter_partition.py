@@ -49,8 +49,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common.error_codes import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_REQUEST,
+    INVALID_UPDATE_VERSION,
+    NEW_LEADER_ELECTED,
+    NONE,
+    NOT_CONTROLLER,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from rackwise.controller.brokers import leader_acceptor
-from rackwise.controller.errors import NONE
 from rackwise.controller.partition_change import Election
 from rackwise.controller.reassignment import build_change
 from rackwise.image import MetadataImage, PartitionRegistration
@@ -60,16 +70,6 @@ from rackwise.records.constants import (
     NO_LEADER,
     NO_LEADER_CHANGE,
 )
-
-# Kafka's error codes (``org.apache.kafka.common.protocol.Errors``) a partition may get.
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-NOT_CONTROLLER: Final = 41
-INVALID_REQUEST: Final = 42
-FENCED_LEADER_EPOCH: Final = 74
-INVALID_UPDATE_VERSION: Final = 95
-UNKNOWN_TOPIC_ID: Final = 100
-INELIGIBLE_REPLICA: Final = 107
-NEW_LEADER_ELECTED: Final = 108
 
 NO_BROKER_EPOCH: Final = -1
 """An ISR member's broker epoch when the request does not say it (version 2): not checked."""

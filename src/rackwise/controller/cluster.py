@@ -37,7 +37,6 @@ from rackwise.controller.errors import (
     DuplicateBrokerRegistrationException,
     InvalidRegistrationException,
     StaleBrokerEpochException,
-    UnsupportedVersionException,
 )
 from rackwise.controller.heartbeat import BrokerControlState, BrokerHeartbeatTracker
 from rackwise.controller.messages import (
@@ -54,6 +53,7 @@ from rackwise.controller.state import (
     record_classes,
 )
 from rackwise.image import MetadataImage
+from rackwise.protocol.errors import UnsupportedVersionException
 from rackwise.records.constants import FENCE, METADATA_VERSION_FEATURE, UNFENCE
 from rackwise.records.metadata import RegisterBrokerRecord
 

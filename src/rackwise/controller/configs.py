@@ -19,7 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rackwise.common.errors import InvalidRequestException, RackwiseError
+from rackwise.common.errors import (
+    InvalidRequestException,
+    RackwiseError,
+    UnknownTopicOrPartitionException,
+)
 from rackwise.controller.broker_configschema import BROKER_CONFIGS
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configschema import (
@@ -34,7 +38,6 @@ from rackwise.controller.errors import (
     ApiError,
     BrokerIdNotRegisteredException,
     InvalidConfigurationException,
-    UnknownTopicOrPartitionException,
 )
 from rackwise.controller.messages import (
     AlterableConfig,

@@ -29,8 +29,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any
 
+from rackwise.common.error_codes import (
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from rackwise.controller.brokers import replica_directory
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState
@@ -42,11 +48,6 @@ from rackwise.records.constants import (
     NO_FENCING_CHANGE,
 )
 from rackwise.records.metadata import PartitionChangeRecord
-
-NONE: Final = 0
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-NOT_LEADER_OR_FOLLOWER: Final = 6
-UNKNOWN_TOPIC_ID: Final = 100
 
 Assignment = tuple[uuid.UUID, int, uuid.UUID]
 """(topic id, partition, directory id)."""

@@ -30,6 +30,13 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from rackwise.common.error_codes import (
+    ELECTION_NOT_NEEDED,
+    ELIGIBLE_LEADERS_NOT_AVAILABLE,
+    NONE,
+    PREFERRED_LEADER_NOT_AVAILABLE,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from rackwise.common.errors import InvalidRequestException
 from rackwise.controller.brokers import leader_acceptor
 from rackwise.controller.partition_change import Election
@@ -38,11 +45,6 @@ from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState
 from rackwise.records.constants import NO_LEADER
 
-NONE: Final = 0
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-PREFERRED_LEADER_NOT_AVAILABLE: Final = 80
-ELIGIBLE_LEADERS_NOT_AVAILABLE: Final = 83
-ELECTION_NOT_NEEDED: Final = 84
 MESSAGES: Final = {
     PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
     ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",

@@ -1,6 +1,8 @@
 """The controller's errors, in the taxonomy of :mod:`rackwise.common.errors`: each carries Kafka's
 error code (``org.apache.kafka.common.protocol.Errors``) and, where Kafka throws the same
-condition, Kafka's exception name and message.
+condition, Kafka's exception name and message. UNKNOWN_TOPIC_OR_PARTITION is
+:mod:`rackwise.common.errors`' class, the one the replica raises too; UNSUPPORTED_VERSION is the
+protocol layer's (:class:`rackwise.protocol.errors.UnsupportedVersionException`).
 
 :class:`ApiError` is the error of one item of a batch answer (one topic of a CreateTopics, one
 resource of an AlterConfigs): a code and a message, ``NONE`` when the item succeeded.
@@ -11,12 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from rackwise.common.errors import RackwiseError
-
-NONE: Final = 0
-"""Kafka's ``Errors.NONE``."""
-UNKNOWN_SERVER_ERROR: Final = -1
-"""Kafka's ``Errors.UNKNOWN_SERVER_ERROR``: an error that has no code of its own."""
+from rackwise.common import error_codes as codes
+from rackwise.common.error_codes import NONE, UNKNOWN_SERVER_ERROR
+from rackwise.common.errors import RackwiseError, UnknownTopicOrPartitionException
 
 
 class UnknownServerException(RackwiseError):
@@ -26,54 +25,40 @@ class UnknownServerException(RackwiseError):
     error_code = UNKNOWN_SERVER_ERROR
 
 
-class UnknownTopicOrPartitionException(RackwiseError, LookupError):
-    """Kafka's UNKNOWN_TOPIC_OR_PARTITION (3): no topic of that name."""
-
-    error_code = 3
-    default_message: ClassVar[str] = "This server does not host this topic-partition."
-
-
 class InvalidTopicException(RackwiseError, ValueError):
     """Kafka's INVALID_TOPIC_EXCEPTION (17): a topic name Kafka does not allow."""
 
-    error_code = 17
-
-
-class UnsupportedVersionException(RackwiseError):
-    """Kafka's UNSUPPORTED_VERSION (35): a broker that does not support a finalized feature
-    level."""
-
-    error_code = 35
+    error_code = codes.INVALID_TOPIC_EXCEPTION
 
 
 class TopicExistsException(RackwiseError):
     """Kafka's TOPIC_ALREADY_EXISTS (36)."""
 
-    error_code = 36
+    error_code = codes.TOPIC_ALREADY_EXISTS
 
 
 class InvalidReplicaAssignmentException(RackwiseError, ValueError):
     """Kafka's INVALID_REPLICA_ASSIGNMENT (39): a manual assignment that cannot be used."""
 
-    error_code = 39
+    error_code = codes.INVALID_REPLICA_ASSIGNMENT
 
 
 class InvalidConfigurationException(RackwiseError, ValueError):
     """Kafka's INVALID_CONFIG (40): an unknown key or a value its type refuses."""
 
-    error_code = 40
+    error_code = codes.INVALID_CONFIG
 
 
 class PolicyViolationException(RackwiseError):
     """Kafka's POLICY_VIOLATION (44): the configured create-topic policy refused the topic."""
 
-    error_code = 44
+    error_code = codes.POLICY_VIOLATION
 
 
 class TopicDeletionDisabledException(RackwiseError):
     """Kafka's TOPIC_DELETION_DISABLED (73): ``delete.topic.enable`` is false."""
 
-    error_code = 73
+    error_code = codes.TOPIC_DELETION_DISABLED
     default_message: ClassVar[str] = "Topic deletion is disabled."
 
 
@@ -81,13 +66,13 @@ class StaleBrokerEpochException(RackwiseError):
     """Kafka's STALE_BROKER_EPOCH (77): a heartbeat, ISR change or producer id request from a
     registration that is not the current one (or from a broker that never registered)."""
 
-    error_code = 77
+    error_code = codes.STALE_BROKER_EPOCH
 
 
 class UnknownTopicIdException(RackwiseError, LookupError):
     """Kafka's UNKNOWN_TOPIC_ID (100)."""
 
-    error_code = 100
+    error_code = codes.UNKNOWN_TOPIC_ID
     default_message: ClassVar[str] = "This server does not host this topic ID."
 
 
@@ -95,20 +80,20 @@ class DuplicateBrokerRegistrationException(RackwiseError):
     """Kafka's DUPLICATE_BROKER_REGISTRATION (101): another incarnation of that broker id holds
     a live lease."""
 
-    error_code = 101
+    error_code = codes.DUPLICATE_BROKER_REGISTRATION
 
 
 class BrokerIdNotRegisteredException(RackwiseError, LookupError):
     """Kafka's BROKER_ID_NOT_REGISTERED (102)."""
 
-    error_code = 102
+    error_code = codes.BROKER_ID_NOT_REGISTERED
 
 
 class InvalidRegistrationException(RackwiseError, ValueError):
     """Kafka's INVALID_REGISTRATION (119): a registration the controller refuses (bad log
     directories; a broker id that is a controller's node id)."""
 
-    error_code = 119
+    error_code = codes.INVALID_REGISTRATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,3 +120,22 @@ class ApiError:
 
 
 SUCCESS: Final = ApiError()
+
+
+__all__ = [
+    "SUCCESS",
+    "ApiError",
+    "BrokerIdNotRegisteredException",
+    "DuplicateBrokerRegistrationException",
+    "InvalidConfigurationException",
+    "InvalidRegistrationException",
+    "InvalidReplicaAssignmentException",
+    "InvalidTopicException",
+    "PolicyViolationException",
+    "StaleBrokerEpochException",
+    "TopicDeletionDisabledException",
+    "TopicExistsException",
+    "UnknownServerException",
+    "UnknownTopicIdException",
+    "UnknownTopicOrPartitionException",
+]

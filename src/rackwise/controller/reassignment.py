@@ -60,14 +60,15 @@ import dataclasses
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from rackwise.common import InvalidReplicationFactorException, RackwiseError
+from rackwise.common.error_codes import NO_REASSIGNMENT_IN_PROGRESS
+from rackwise.common.errors import UnknownTopicOrPartitionException
 from rackwise.controller.brokers import default_dir, leader_acceptor
 from rackwise.controller.errors import (
     ApiError,
     InvalidReplicaAssignmentException,
-    UnknownTopicOrPartitionException,
 )
 from rackwise.controller.messages import (
     ListPartitionReassignmentsTopic,
@@ -83,9 +84,6 @@ from rackwise.controller.topics import check_manual_assignment
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.records.constants import NO_LEADER_CHANGE
 from rackwise.records.metadata import PartitionChangeRecord
-
-NO_REASSIGNMENT_IN_PROGRESS: Final = 85
-"""Kafka's ``Errors.NO_REASSIGNMENT_IN_PROGRESS``."""
 
 TopicSettings = Callable[[MetadataImage, uuid.UUID], tuple[Election, int]]
 """A topic's election and effective minimum ISR (``ReplicationControl._topic_settings``)."""

@@ -36,6 +36,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from rackwise.common.error_codes import NOT_LEADER_OR_FOLLOWER
 from rackwise.controller_node.quorum_wire import (
     RaftRequest,
     parse_request,
@@ -48,7 +49,6 @@ from rackwise.net import KafkaConnection
 from rackwise.protocol import Request
 from rackwise.raft.config import VoterEndpoint
 from rackwise.raft.messages import (
-    NOT_LEADER_OR_FOLLOWER,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,

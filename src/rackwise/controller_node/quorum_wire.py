@@ -31,6 +31,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE
 from rackwise.metalog.replicated import stored_records
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.raft.messages import (
@@ -214,7 +215,7 @@ def response_for(api_key: int, version: int, message: Message) -> Any:
             "leader_epoch": message.leader_epoch,
             "vote_granted": message.vote_granted,
         }
-        return make(cls, error_code=0, topics=_topic(part), node_endpoints=[])
+        return make(cls, error_code=NONE, topics=_topic(part), node_endpoints=[])
     if isinstance(message, BeginQuorumEpochResponse | EndQuorumEpochResponse):
         part = {
             "partition_index": METADATA_PARTITION,
@@ -222,7 +223,7 @@ def response_for(api_key: int, version: int, message: Message) -> Any:
             "leader_id": message.leader_id,
             "leader_epoch": message.leader_epoch,
         }
-        return make(cls, error_code=0, topics=_topic(part))
+        return make(cls, error_code=NONE, topics=_topic(part))
     if isinstance(message, FetchResponse):
         return make(cls, _fetch_response_fields(message))
     if isinstance(message, FetchSnapshotResponse):
@@ -240,7 +241,7 @@ def response_for(api_key: int, version: int, message: Message) -> Any:
             "unaligned_records": message.chunk,
         }
         topics = [{"name": METADATA_TOPIC, "partitions": [part]}]
-        return make(cls, throttle_time=0, error_code=0, topics=topics)
+        return make(cls, throttle_time=0, error_code=NONE, topics=topics)
     raise ValueError(f"BUG: {type(message).__name__} is not an answer")
 
 
@@ -266,7 +267,7 @@ def _fetch_response_fields(message: FetchResponse) -> dict[str, Any]:
     }
     return {
         "throttle_time": 0,
-        "error_code": 0,
+        "error_code": NONE,
         "session_id": 0,
         "responses": [{"topic_id": METADATA_TOPIC_ID, "partitions": [part]}],
     }

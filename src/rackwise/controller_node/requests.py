@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE
 from rackwise.controller import ApiError, Controller
 from rackwise.controller_node.apis import brokers, configs, partitions, topics
 from rackwise.node import acl_apis
@@ -223,7 +224,7 @@ def describe_quorum_response(
     }
     return make(
         response_class(ApiKey.DESCRIBE_QUORUM, version),
-        error_code=0,
+        error_code=NONE,
         error_message=None,
         topics=[{"topic_name": METADATA_TOPIC, "partitions": [partition]}],
         nodes=[

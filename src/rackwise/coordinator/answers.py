@@ -1,21 +1,15 @@
 """What the classic group APIs read and answer: a JoinGroup as the coordinator reads it, the
-JoinGroup and SyncGroup answers' values (Kafka's response defaults), and the error codes the
-membership answers with (pure values; the rules of :mod:`rackwise.coordinator.joins` and
-:mod:`rackwise.coordinator.rebalance` decide them)."""
+JoinGroup and SyncGroup answers' values (Kafka's response defaults), as pure values; the rules
+of :mod:`rackwise.coordinator.joins` and :mod:`rackwise.coordinator.rebalance` decide them, with
+the error codes of :mod:`rackwise.common.error_codes`."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from rackwise.groups.classic import Protocols
-
-COORDINATOR_NOT_AVAILABLE: Final = 15
-NOT_COORDINATOR: Final = 16
-REBALANCE_IN_PROGRESS: Final = 27
-MEMBER_ID_REQUIRED: Final = 79
-GROUP_MAX_SIZE_REACHED: Final = 81
 
 Waiter = asyncio.Future[dict[str, Any]]
 """A JoinGroup or SyncGroup waiting for its answer's values (the event loop's future)."""

@@ -64,15 +64,22 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation, operations_field
-from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
-from rackwise.coordinator.group_coordinator import (
+from rackwise.common.error_codes import (
     COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
+    GROUP_ID_NOT_FOUND,
+    GROUP_SUBSCRIBED_TO_TOPIC,
+    INVALID_GROUP_ID,
     INVALID_REQUEST,
+    INVALID_SESSION_TIMEOUT,
+    NON_EMPTY_GROUP,
     NONE,
+    OFFSET_METADATA_TOO_LARGE,
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-    GroupCoordinator,
+    UNKNOWN_TOPIC_OR_PARTITION,
 )
+from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
+from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
 from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
 from rackwise.groups.offsets import (
@@ -87,13 +94,6 @@ from rackwise.net import current_connection
 from rackwise.protocol import ApiKey, error_name, make, response_class
 from rackwise.protocol.values import millis
 
-UNKNOWN_TOPIC_OR_PARTITION: Final = 3
-OFFSET_METADATA_TOO_LARGE: Final = 12
-INVALID_GROUP_ID: Final = 24
-INVALID_SESSION_TIMEOUT: Final = 26
-NON_EMPTY_GROUP: Final = 68
-GROUP_SUBSCRIBED_TO_TOPIC: Final = 86
-GROUP_ID_NOT_FOUND: Final = 69
 NO_OFFSET: Final = -1
 EMPTY: Final = "Empty"
 DEAD: Final = "Dead"

@@ -62,6 +62,15 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final, Protocol
 
+from rackwise.common.error_codes import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE,
+    INVALID_REQUEST,
+    NONE,
+    NOT_COORDINATOR,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    UNKNOWN_SERVER_ERROR,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.coordinator.membership import GroupMembership
 from rackwise.groups.classic import EMPTY
@@ -82,13 +91,6 @@ from rackwise.storage.record_codec import iter_records
 
 LOG: Final = logging.getLogger("rackwise.node.groups")
 
-NONE: Final = 0
-UNKNOWN_SERVER_ERROR: Final = -1
-COORDINATOR_LOAD_IN_PROGRESS: Final = 14
-COORDINATOR_NOT_AVAILABLE: Final = 15
-NOT_COORDINATOR: Final = 16
-INVALID_REQUEST: Final = 42
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Final = 53
 
 GROUP_KEY: Final = 0
 TRANSACTION_KEY: Final = 1

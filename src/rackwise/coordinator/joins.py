@@ -34,24 +34,23 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from rackwise.coordinator.answers import (
+from rackwise.common.error_codes import (
     COORDINATOR_NOT_AVAILABLE,
+    FENCED_INSTANCE_ID,
     GROUP_MAX_SIZE_REACHED,
+    INCONSISTENT_GROUP_PROTOCOL,
     MEMBER_ID_REQUIRED,
+    NONE,
     REBALANCE_IN_PROGRESS,
-    JoinRequest,
-    Waiter,
-    join_answer,
-    sync_answer,
+    UNKNOWN_MEMBER_ID,
 )
+from rackwise.coordinator.answers import JoinRequest, Waiter, join_answer, sync_answer
 from rackwise.coordinator.effects import Answer, CancelTimer, Effect, Store
 from rackwise.coordinator.rebalance import Rebalancer, generation_answer
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
-    FENCED_INSTANCE_ID,
-    INCONSISTENT_GROUP_PROTOCOL,
     PREPARING_REBALANCE,
     STABLE,
     UNKNOWN_MEMBER,
@@ -62,7 +61,6 @@ from rackwise.groups.classic import (
     stored,
 )
 from rackwise.groups.group_metadata import encode_metadata
-from rackwise.groups.offsets import NONE, UNKNOWN_MEMBER_ID
 
 LOG: Final = logging.getLogger("rackwise.node.groups")
 

@@ -45,14 +45,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from rackwise.coordinator.answers import (
+from rackwise.common.error_codes import (
     COORDINATOR_NOT_AVAILABLE,
+    NONE,
     NOT_COORDINATOR,
     REBALANCE_IN_PROGRESS,
-    Waiter,
-    join_answer,
-    sync_answer,
+    UNKNOWN_MEMBER_ID,
 )
+from rackwise.coordinator.answers import Waiter, join_answer, sync_answer
 from rackwise.coordinator.effects import Answer, CancelTimer, Effect, StartTimer, Store
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
@@ -66,7 +66,6 @@ from rackwise.groups.classic import (
     stored,
 )
 from rackwise.groups.group_metadata import encode_metadata
-from rackwise.groups.offsets import NONE, UNKNOWN_MEMBER_ID
 
 LOG: Final = logging.getLogger("rackwise.node.groups")
 

@@ -40,6 +40,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.error_codes import (
+    COORDINATOR_NOT_AVAILABLE,
+    FENCED_INSTANCE_ID,
+    ILLEGAL_GENERATION,
+    INCONSISTENT_GROUP_PROTOCOL,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+)
 from rackwise.common.java import java_string_hash
 from rackwise.groups.group_metadata import (
     NO_TIMESTAMP,
@@ -47,17 +56,7 @@ from rackwise.groups.group_metadata import (
     StoredMember,
     subscription_topics,
 )
-from rackwise.groups.offsets import (
-    ILLEGAL_GENERATION,
-    NONE,
-    UNKNOWN_MEMBER_ID,
-    OffsetsFormatError,
-)
-
-COORDINATOR_NOT_AVAILABLE: Final = 15
-REBALANCE_IN_PROGRESS: Final = 27
-INCONSISTENT_GROUP_PROTOCOL: Final = 23
-FENCED_INSTANCE_ID: Final = 82
+from rackwise.groups.offsets import OffsetsFormatError
 
 EMPTY: Final = "Empty"
 PREPARING_REBALANCE: Final = "PreparingRebalance"

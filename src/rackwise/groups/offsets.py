@@ -43,6 +43,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+from rackwise.common.error_codes import (
+    GROUP_ID_NOT_FOUND,
+    ILLEGAL_GENERATION,
+    NONE,
+    UNKNOWN_MEMBER_ID,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.common.java import java_string_hash
 from rackwise.protocol.frame_cursor import FrameCursor
@@ -62,10 +68,6 @@ GROUP_KEY_VERSION: Final = 2
 VALUE_VERSION: Final = 3
 VALUE_VERSION_WITH_EXPIRY: Final = 1
 
-NONE: Final = 0
-ILLEGAL_GENERATION: Final = 22
-UNKNOWN_MEMBER_ID: Final = 25
-GROUP_ID_NOT_FOUND: Final = 69
 
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")

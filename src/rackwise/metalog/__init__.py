@@ -21,6 +21,7 @@ returns (whole CRC-checked batches, decoded on the broker with
 (``log.read_snapshot()``).
 """
 
+from rackwise.common.errors import OffsetOutOfRangeException
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     DEFAULT_SEGMENT_BYTES,
@@ -29,7 +30,6 @@ from rackwise.metalog.api import (
     FencedLeaderEpochException,
     MetadataLog,
     MetadataLogError,
-    OffsetOutOfRangeException,
     RecoveryEvent,
     SnapshotId,
     SnapshotReader,

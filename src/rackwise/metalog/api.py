@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common import error_codes as codes
 from rackwise.common.errors import RackwiseError
 from rackwise.records.batch import RecordBatch
 
@@ -33,17 +34,10 @@ NO_EPOCH: Final = -1
 """Epoch of an empty log (no batch written yet)."""
 
 
-class OffsetOutOfRangeException(RackwiseError, ValueError):
-    """Kafka's OFFSET_OUT_OF_RANGE: a read below the log's start (those records exist only in
-    a snapshot now) or beyond its end."""
-
-    error_code = 1
-
-
 class FencedLeaderEpochException(RackwiseError):
     """Kafka's FENCED_LEADER_EPOCH: an append with an epoch older than the log's latest."""
 
-    error_code = 74
+    error_code = codes.FENCED_LEADER_EPOCH
 
 
 class MetadataLogError(RackwiseError):

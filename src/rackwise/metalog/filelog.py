@@ -49,6 +49,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from rackwise.common.errors import CorruptRecordException, OffsetOutOfRangeException
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     DEFAULT_SEGMENT_BYTES,
@@ -57,7 +58,6 @@ from rackwise.metalog.api import (
     FencedLeaderEpochException,
     MetadataLog,
     MetadataLogError,
-    OffsetOutOfRangeException,
     RecoveryEvent,
     SnapshotId,
     SnapshotReader,
@@ -83,7 +83,6 @@ from rackwise.metalog.snapshots import (
 from rackwise.records.batch import RecordBatch, check_batch, decode_records, encode_batch
 from rackwise.records.batch import encode_frames as _encode_frames
 from rackwise.records.codec import InternCache
-from rackwise.records.errors import CorruptRecordException
 
 LOG: Final = logging.getLogger("rackwise.metalog")
 LOCK_FILE: Final = ".lock"

@@ -43,14 +43,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from rackwise.common.errors import RackwiseError
+from rackwise.common import error_codes as codes
+from rackwise.common.errors import OffsetOutOfRangeException, RackwiseError
 from rackwise.common.java import SupportsRandrange
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     DEFAULT_SEGMENT_BYTES,
     MetadataLog,
     MetadataLogError,
-    OffsetOutOfRangeException,
     SnapshotId,
     SnapshotReader,
 )
@@ -84,7 +84,7 @@ class NotControllerException(RackwiseError):
     """Kafka's NOT_CONTROLLER (41): this controller does not lead the quorum; ``leader_id`` is
     the leader it knows (-1 if none)."""
 
-    error_code = 41
+    error_code = codes.NOT_CONTROLLER
     retriable = True
 
     def __init__(self, message: str, leader_id: int, epoch: int) -> None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from rackwise.common.errors import CorruptRecordException
 from rackwise.records.batch import check_batch
-from rackwise.records.errors import CorruptRecordException
 
 SEGMENT_SUFFIX: Final = ".log"
 

@@ -26,10 +26,10 @@ from typing import Any, Final
 
 from crc32c import crc32c
 
+from rackwise.common.errors import CorruptRecordException
 from rackwise.metalog.api import SnapshotId, SnapshotReader
 from rackwise.records.batch import check_batch, decode_records, encode_batch, encode_frames
 from rackwise.records.codec import InternCache
-from rackwise.records.errors import CorruptRecordException
 
 SNAPSHOT_SUFFIX: Final = ".checkpoint"
 PART_SUFFIX: Final = ".part"

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
+from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.protocol import (
@@ -62,7 +63,6 @@ DEFAULT_REQUEST_TIMEOUT_S: Final = 30.0
 """Kafka's ``request.timeout.ms`` default."""
 DEFAULT_MAX_RESPONSE_BYTES: Final = 1 << 30
 """The largest response frame accepted (a metadata snapshot can be large)."""
-UNSUPPORTED_VERSION: Final = 35
 LATEST_API_VERSIONS: Final = 4
 _SIZE: Final = struct.Struct(">i")
 

@@ -4,13 +4,14 @@ Kafka's client gives the same conditions. All are retriable: the caller may reco
 
 from __future__ import annotations
 
+from rackwise.common import error_codes as codes
 from rackwise.common.errors import RackwiseError
 
 
 class NetworkException(RackwiseError):
     """Kafka's NETWORK_EXCEPTION: the connection to a peer failed or was lost."""
 
-    error_code = 13
+    error_code = codes.NETWORK_EXCEPTION
     retriable = True
 
 
@@ -24,7 +25,7 @@ class RequestTimedOutException(NetworkException):
     Kafka's ``NetworkClient`` does, the connection is closed when a request times out, since the
     late response would arrive out of turn."""
 
-    error_code = 7
+    error_code = codes.REQUEST_TIMED_OUT
 
 
 class CloseConnection(Exception):

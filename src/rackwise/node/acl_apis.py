@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from rackwise.common.error_codes import SECURITY_DISABLED
 from rackwise.net.errors import CloseConnection
 from rackwise.protocol import response_to
 
-SECURITY_DISABLED: Final = 54
 DESCRIBE_MESSAGE: Final = "No Authorizer is configured on the broker"
 """DescribeAcls's message (``AclApis.handleDescribeAcls``)."""
 ALTER_MESSAGE: Final = "No Authorizer is configured."

@@ -22,12 +22,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.common.error_codes import INVALID_REQUEST, NONE, UNSUPPORTED_VERSION
 from rackwise.protocol.apis import SUPPORTED, ApiKey, Listener, apis_for
 from rackwise.protocol.values import make
 
-UNSUPPORTED_VERSION: Final = 35
-INVALID_REQUEST: Final = 42
-NONE: Final = 0
 NO_FEATURES_EPOCH: Final = -1
 """``finalized_features_epoch`` when the finalized features are not known."""
 SOFTWARE_NAME_VERSION: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Final
 
+from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.protocol.apis import ApiKey, constant_name, message_class
 from rackwise.protocol.bodies import BODY_DECODE_ERRORS, read_body, write_body
 from rackwise.protocol.errors import (
@@ -37,7 +38,6 @@ from rackwise.protocol.header import (
 )
 
 DEFAULT_CLIENT_ID: Final = "rackwise"
-UNSUPPORTED_VERSION: Final = 35
 _INT16: Final = struct.Struct(">h")
 
 

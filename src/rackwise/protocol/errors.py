@@ -8,8 +8,8 @@ used.
 
 from __future__ import annotations
 
-from kio.schema.errors import ErrorCode
-
+from rackwise.common import error_codes as codes
+from rackwise.common.error_table import describe
 from rackwise.common.errors import RackwiseError
 
 
@@ -24,9 +24,10 @@ class MessageEncodeError(ProtocolError, ValueError):
 
 class UnsupportedVersionException(ProtocolError):
     """Kafka's UNSUPPORTED_VERSION: no version of an API both sides support, or an API the peer
-    does not offer. The message is Kafka's (``NodeApiVersions.latestUsableVersion``)."""
+    does not offer (the message is Kafka's, ``NodeApiVersions.latestUsableVersion``); the
+    controller raises it too, for a broker that does not support a finalized feature level."""
 
-    error_code = 35
+    error_code = codes.UNSUPPORTED_VERSION
 
 
 class MalformedResponseError(ProtocolError):
@@ -40,9 +41,8 @@ class CorrelationIdMismatchException(MalformedResponseError):
 
 
 def error_name(code: int) -> str:
-    """Kafka's name of an error code (``Errors``), e.g. ``DUPLICATE_BROKER_REGISTRATION`` for
-    101; ``UNKNOWN_ERROR_CODE`` for a code Kafka does not define."""
-    try:
-        return ErrorCode(code).name.upper()
-    except ValueError:
-        return "UNKNOWN_ERROR_CODE"
+    """Kafka's name of an error code (``Errors``, :mod:`rackwise.common.error_table`), e.g.
+    ``DUPLICATE_BROKER_REGISTRATION`` for 101; ``UNKNOWN_ERROR_CODE`` for a code Kafka does not
+    define."""
+    error = describe(code)
+    return error.name if error is not None else "UNKNOWN_ERROR_CODE"

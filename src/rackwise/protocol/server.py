@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rackwise.common.error_codes import INVALID_REQUEST, UNSUPPORTED_VERSION
 from rackwise.protocol import api_versions
 from rackwise.protocol.apis import (
     SUPPORTED,
@@ -105,7 +106,7 @@ def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
         )
     if not spec.supports(api_version):
         response = api_versions.unsupported_version_response()
-        return _reply(header, response, api_versions.UNSUPPORTED_VERSION, "unsupported version")
+        return _reply(header, response, UNSUPPORTED_VERSION, "unsupported version")
     body: Any
     try:
         if api_key == ApiKey.PRODUCE:
@@ -125,7 +126,7 @@ def decode_request(data: bytes | memoryview, listener: Listener) -> Outcome:
         )
     if api_key == ApiKey.API_VERSIONS and not _valid_client_software(body):
         response = api_versions.invalid_request_response(api_version)
-        return _reply(header, response, api_versions.INVALID_REQUEST, "invalid client software")
+        return _reply(header, response, INVALID_REQUEST, "invalid client software")
     return Request(header, spec, body)
 
 

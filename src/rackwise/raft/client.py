@@ -33,6 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rackwise.common import error_codes as codes
+from rackwise.common.error_codes import (
+    FENCED_LEADER_EPOCH,
+    INVALID_REQUEST,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.common.java import SupportsRandrange
 from rackwise.raft.config import QuorumConfig
@@ -40,12 +47,8 @@ from rackwise.raft.fetch import FetchMixin
 from rackwise.raft.leader import LeaderState
 from rackwise.raft.log import RaftLog, Snapshot
 from rackwise.raft.messages import (
-    FENCED_LEADER_EPOCH,
-    INVALID_REQUEST,
     NO_LEADER,
     NO_VOTE,
-    NONE,
-    NOT_LEADER_OR_FOLLOWER,
     AppendBatches,
     Batch,
     BeginQuorumEpochRequest,
@@ -81,7 +84,7 @@ class NotLeaderException(RackwiseError):
     """Kafka's NOT_LEADER_OR_FOLLOWER (6): a write offered to a voter that does not lead;
     ``leader_id`` is the leader it knows (NO_LEADER if none)."""
 
-    error_code = 6
+    error_code = codes.NOT_LEADER_OR_FOLLOWER
     retriable = True
 
     def __init__(self, message: str, leader_id: int, epoch: int) -> None:

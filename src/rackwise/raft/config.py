@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from rackwise.common import error_codes as codes
 from rackwise.common.errors import RackwiseError
 
 QUORUM_VOTERS_CONFIG: Final = "controller.quorum.voters"
@@ -55,7 +56,7 @@ MAX_PORT: Final = 65535
 class InvalidConfigurationException(RackwiseError, ValueError):
     """Kafka's INVALID_CONFIG (40): a quorum setting that cannot be used."""
 
-    error_code = 40
+    error_code = codes.INVALID_CONFIG
 
 
 @dataclass(frozen=True, slots=True)

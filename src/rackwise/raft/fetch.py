@@ -36,17 +36,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from rackwise.common.java import SupportsRandrange
-from rackwise.raft.config import QuorumConfig
-from rackwise.raft.leader import HeldFetch, LeaderState
-from rackwise.raft.log import RaftLog, Snapshot, Validity
-from rackwise.raft.messages import (
+from rackwise.common.error_codes import (
     FENCED_LEADER_EPOCH,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
     POSITION_OUT_OF_RANGE,
     SNAPSHOT_NOT_FOUND,
     UNKNOWN_LEADER_EPOCH,
+)
+from rackwise.common.java import SupportsRandrange
+from rackwise.raft.config import QuorumConfig
+from rackwise.raft.leader import HeldFetch, LeaderState
+from rackwise.raft.log import RaftLog, Snapshot, Validity
+from rackwise.raft.messages import (
     AppendBatches,
     Batch,
     ElectionState,

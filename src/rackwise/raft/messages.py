@@ -16,15 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-NONE: Final = 0
-OFFSET_OUT_OF_RANGE: Final = 1
-NOT_LEADER_OR_FOLLOWER: Final = 6
-INVALID_REQUEST: Final = 42
-FENCED_LEADER_EPOCH: Final = 74
-UNKNOWN_LEADER_EPOCH: Final = 75
-SNAPSHOT_NOT_FOUND: Final = 98
-POSITION_OUT_OF_RANGE: Final = 99
-
 NO_LEADER: Final = -1
 """Leader id when none is known (Kafka's -1 in ``leaderId``)."""
 NO_VOTE: Final = -1

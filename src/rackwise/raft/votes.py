@@ -32,14 +32,12 @@ Worked example
 
 from __future__ import annotations
 
+from rackwise.common.error_codes import FENCED_LEADER_EPOCH, INVALID_REQUEST, NONE
 from rackwise.raft.config import QuorumConfig
 from rackwise.raft.log import RaftLog
 from rackwise.raft.messages import (
-    FENCED_LEADER_EPOCH,
-    INVALID_REQUEST,
     NO_LEADER,
     NO_VOTE,
-    NONE,
     ElectionState,
     OffsetAndEpoch,
     Output,

@@ -13,6 +13,7 @@
 * :mod:`~rackwise.records.jsonform` prints records as Kafka's dump tool does.
 """
 
+from rackwise.common.errors import CorruptRecordException
 from rackwise.records.batch import (
     BatchHeader,
     RecordBatch,
@@ -24,7 +25,6 @@ from rackwise.records.batch import (
 )
 from rackwise.records.classes import ZERO_UUID
 from rackwise.records.errors import (
-    CorruptRecordException,
     MetadataParseException,
     RecordEncodeError,
     SchemaError,

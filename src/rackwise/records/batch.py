@@ -16,7 +16,7 @@ A batch (big-endian; offsets in bytes)::
 The layout follows Kafka's v2 record batch (base offset, length, leader epoch, CRC32C, count)
 but the CRC also covers the base offset, length and epoch, so a flipped bit anywhere is caught.
 :func:`check_batch` reports why a batch is unusable (torn, bad length, bad CRC) as a
-:class:`~rackwise.records.errors.CorruptRecordException`; a batch that checks out but holds a
+:class:`~rackwise.common.errors.CorruptRecordException`; a batch that checks out but holds a
 record this version cannot decode raises :class:`MetadataParseException` instead, because that
 is a version mismatch, not damage.
 """
@@ -30,8 +30,9 @@ from typing import Any, Final
 
 from crc32c import crc32c
 
+from rackwise.common.errors import CorruptRecordException
 from rackwise.records.codec import DECODE_ERRORS, InternCache, read_uvarint, uvarint_bytes
-from rackwise.records.errors import CorruptRecordException, MetadataParseException
+from rackwise.records.errors import MetadataParseException
 from rackwise.records.frame import FRAME_VERSION, decode_record
 from rackwise.records.registry import RECORD_TYPES
 

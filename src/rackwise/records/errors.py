@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rackwise.common import error_codes as codes
 from rackwise.common.errors import RackwiseError
 
 
@@ -14,16 +15,9 @@ class MetadataParseException(RackwiseError, ValueError):
     """Kafka's MetadataParseException: bytes that do not decode as a metadata record (unknown
     frame version or record type, a truncated body, garbage after it). Kafka's CORRUPT_MESSAGE."""
 
-    error_code = 2
+    error_code = codes.CORRUPT_MESSAGE
 
 
 class RecordEncodeError(RackwiseError, ValueError):
     """A record that cannot be encoded: a value outside its field's type, a null where the
     version does not allow one. The message names the record and the field."""
-
-
-class CorruptRecordException(RackwiseError, ValueError):
-    """Kafka's CorruptRecordException: a record batch whose CRC32C, length, magic or offsets do
-    not check out. Kafka's CORRUPT_MESSAGE."""
-
-    error_code = 2

@@ -1,43 +1,33 @@
 """The errors a partition's replica answers with, each carrying Kafka's error code (the storage
-layer's own errors, CORRUPT_MESSAGE and the like, come from :mod:`rackwise.storage.errors`)."""
+layer's own errors, CORRUPT_MESSAGE and the like, come from :mod:`rackwise.storage.errors`).
+OFFSET_OUT_OF_RANGE and UNKNOWN_TOPIC_OR_PARTITION are :mod:`rackwise.common.errors`' classes,
+the same the log and the controller raise; ``OffsetOutOfRangeError`` is the name the replica
+code knows Kafka's ``OffsetOutOfRangeException`` by."""
 
 from __future__ import annotations
 
-from rackwise.common.errors import RackwiseError
+from rackwise.common import error_codes as codes
+from rackwise.common.errors import (
+    OffsetOutOfRangeException,
+    RackwiseError,
+    UnknownTopicOrPartitionException,
+)
 
-
-class OffsetOutOfRangeError(RackwiseError):
-    """OFFSET_OUT_OF_RANGE: an offset outside what the replica may serve."""
-
-    error_code = 1
-
-
-class UnknownTopicOrPartitionException(RackwiseError):
-    """UNKNOWN_TOPIC_OR_PARTITION: this broker holds no replica of the partition."""
-
-    error_code = 3
-    retriable = True
+OffsetOutOfRangeError = OffsetOutOfRangeException
 
 
 class NotLeaderOrFollowerException(RackwiseError):
     """NOT_LEADER_OR_FOLLOWER: the request needs the leader (or a replica) and this broker is
     not it."""
 
-    error_code = 6
-    retriable = True
-
-
-class RequestTimedOutException(RackwiseError):
-    """REQUEST_TIMED_OUT: acks=all could not complete within the request's timeout."""
-
-    error_code = 7
+    error_code = codes.NOT_LEADER_OR_FOLLOWER
     retriable = True
 
 
 class ReplicaNotAvailableException(RackwiseError):
     """REPLICA_NOT_AVAILABLE: the replica exists in metadata but not (yet) on this broker."""
 
-    error_code = 9
+    error_code = codes.REPLICA_NOT_AVAILABLE
     retriable = True
 
 
@@ -45,7 +35,7 @@ class NotEnoughReplicasException(RackwiseError):
     """NOT_ENOUGH_REPLICAS: fewer in-sync replicas than ``min.insync.replicas``, so an acks=all
     write is refused before it is appended."""
 
-    error_code = 19
+    error_code = codes.NOT_ENOUGH_REPLICAS
     retriable = True
 
 
@@ -53,27 +43,27 @@ class NotEnoughReplicasAfterAppendException(RackwiseError):
     """NOT_ENOUGH_REPLICAS_AFTER_APPEND: the write was appended, but the ISR shrank below
     ``min.insync.replicas`` before it was replicated."""
 
-    error_code = 20
+    error_code = codes.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     retriable = True
 
 
 class PolicyViolationException(RackwiseError):
     """POLICY_VIOLATION."""
 
-    error_code = 44
+    error_code = codes.POLICY_VIOLATION
 
 
 class FencedLeaderEpochException(RackwiseError):
     """FENCED_LEADER_EPOCH: the request's leader epoch is older than this replica's."""
 
-    error_code = 74
+    error_code = codes.FENCED_LEADER_EPOCH
     retriable = True
 
 
 class UnknownLeaderEpochException(RackwiseError):
     """UNKNOWN_LEADER_EPOCH: the request's leader epoch is newer than this replica knows."""
 
-    error_code = 75
+    error_code = codes.UNKNOWN_LEADER_EPOCH
     retriable = True
 
 
@@ -81,5 +71,19 @@ class OffsetNotAvailableException(RackwiseError):
     """OFFSET_NOT_AVAILABLE: a new leader's high watermark is not yet known to be past the
     previous leader's (ListOffsets for the latest offset)."""
 
-    error_code = 78
+    error_code = codes.OFFSET_NOT_AVAILABLE
     retriable = True
+
+
+__all__ = [
+    "FencedLeaderEpochException",
+    "NotEnoughReplicasAfterAppendException",
+    "NotEnoughReplicasException",
+    "NotLeaderOrFollowerException",
+    "OffsetNotAvailableException",
+    "OffsetOutOfRangeError",
+    "PolicyViolationException",
+    "ReplicaNotAvailableException",
+    "UnknownLeaderEpochException",
+    "UnknownTopicOrPartitionException",
+]

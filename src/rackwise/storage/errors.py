@@ -4,37 +4,33 @@ Each class carries Kafka's name, its protocol error code and Kafka's retriable f
 request handler answers ``error_code`` without a table of its own. Where Kafka's exception
 extends another (``UnknownProducerIdException`` is an ``OutOfOrderSequenceException``), the
 class here does too, so an ``except`` written against Kafka's hierarchy behaves the same.
-Messages name the partition and the offending value.
+Messages name the partition and the offending value. ``CorruptRecordException`` and
+``OffsetOutOfRangeException`` are :mod:`rackwise.common.errors`' classes, which the metadata log
+and the replica raise too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
-from rackwise.common.errors import RackwiseError
-
-UNKNOWN_SERVER_ERROR: Final = -1
-"""Kafka's code for an exception that has no code of its own."""
-
-
-class CorruptRecordException(RackwiseError):
-    """CORRUPT_MESSAGE: a batch whose framing (length fields) or CRC32C does not check out."""
-
-    error_code = 2
-    retriable = True
+from rackwise.common import error_codes as codes
+from rackwise.common.errors import (
+    CorruptRecordException,
+    OffsetOutOfRangeException,
+    RackwiseError,
+)
 
 
 class RecordTooLargeException(RackwiseError):
     """MESSAGE_TOO_LARGE: a batch larger than the topic's ``max.message.bytes``."""
 
-    error_code = 10
+    error_code = codes.MESSAGE_TOO_LARGE
 
 
 class RecordBatchTooLargeException(RackwiseError):
     """RECORD_LIST_TOO_LARGE: a request's records larger than the topic's ``segment.bytes``."""
 
-    error_code = 18
+    error_code = codes.RECORD_LIST_TOO_LARGE
 
 
 class _RecordErrors(RackwiseError):
@@ -50,7 +46,7 @@ class InvalidRecordException(_RecordErrors):
     """INVALID_RECORD: a batch that is well framed but breaks a rule of the log (record count
     against its offset range, offset deltas, a control batch from a client, magic)."""
 
-    error_code = 87
+    error_code = codes.INVALID_RECORD
 
 
 class InvalidTimestampException(_RecordErrors):
@@ -58,26 +54,20 @@ class InvalidTimestampException(_RecordErrors):
     ``message.timestamp.after.max.ms`` of the broker's clock, or a producer that set the
     LogAppendTime bit itself."""
 
-    error_code = 32
+    error_code = codes.INVALID_TIMESTAMP
 
 
 class UnsupportedForMessageFormatException(RackwiseError):
     """UNSUPPORTED_FOR_MESSAGE_FORMAT: a request the log's message format cannot serve."""
 
-    error_code = 43
-
-
-class OffsetOutOfRangeException(RackwiseError):
-    """OFFSET_OUT_OF_RANGE: an offset outside [log start offset, log end offset]."""
-
-    error_code = 1
+    error_code = codes.UNSUPPORTED_FOR_MESSAGE_FORMAT
 
 
 class KafkaStorageException(RackwiseError):
     """KAFKA_STORAGE_ERROR: the log's directory failed (an I/O error); the log refuses further
     writes until it is opened again."""
 
-    error_code = 56
+    error_code = codes.KAFKA_STORAGE_ERROR
     retriable = True
 
 
@@ -85,39 +75,39 @@ class OutOfOrderSequenceException(RackwiseError):
     """OUT_OF_ORDER_SEQUENCE_NUMBER: an idempotent producer's sequence that does not follow
     on from its last batch."""
 
-    error_code = 45
+    error_code = codes.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 class InvalidProducerEpochException(RackwiseError):
     """INVALID_PRODUCER_EPOCH: a batch from an older epoch of an idempotent producer."""
 
-    error_code = 47
+    error_code = codes.INVALID_PRODUCER_EPOCH
 
 
 class ProducerFencedException(RackwiseError):
     """PRODUCER_FENCED: a newer instance of the producer has taken over its producer id."""
 
-    error_code = 90
+    error_code = codes.PRODUCER_FENCED
 
 
 class UnknownProducerIdException(OutOfOrderSequenceException):
     """UNKNOWN_PRODUCER_ID: the log no longer holds the producer's state (expired, or removed
     by retention) and its batch does not start a new sequence."""
 
-    error_code = 59
+    error_code = codes.UNKNOWN_PRODUCER_ID
 
 
 class InvalidTxnStateException(RackwiseError):
     """INVALID_TXN_STATE: transactional data outside an ongoing transaction."""
 
-    error_code = 48
+    error_code = codes.INVALID_TXN_STATE
 
 
 class InconsistentTopicIdException(RackwiseError):
     """INCONSISTENT_TOPIC_ID: the topic id in a partition's ``partition.metadata`` differs from
     the one the broker was given (the topic was deleted and created again under its name)."""
 
-    error_code = 103
+    error_code = codes.INCONSISTENT_TOPIC_ID
     retriable = True
 
 
@@ -125,7 +115,7 @@ class UnexpectedAppendOffsetException(RackwiseError):
     """Kafka's UnexpectedAppendOffsetException: a follower append whose first offset is below
     the log end offset. Kafka has no protocol code for it; the fetcher truncates and retries."""
 
-    error_code = UNKNOWN_SERVER_ERROR
+    error_code = codes.UNKNOWN_SERVER_ERROR
     retriable = True
 
 
@@ -133,30 +123,54 @@ class OffsetsOutOfOrderException(RackwiseError):
     """Kafka's OffsetsOutOfOrderException: a follower append whose batches' offsets do not
     increase. Kafka has no protocol code for it."""
 
-    error_code = UNKNOWN_SERVER_ERROR
+    error_code = codes.UNKNOWN_SERVER_ERROR
 
 
 class CorruptIndexException(RackwiseError):
     """Kafka's CorruptIndexException: an index file that fails its sanity check. Never reaches
     a client: the log rebuilds the index from its segment."""
 
-    error_code = UNKNOWN_SERVER_ERROR
+    error_code = codes.UNKNOWN_SERVER_ERROR
 
 
 class ReplicaNotAvailableException(RackwiseError):
     """Kafka's REPLICA_NOT_AVAILABLE: the broker holds no replica of the partition (yet)."""
 
-    error_code = 9
+    error_code = codes.REPLICA_NOT_AVAILABLE
 
 
 class InvalidTopicException(RackwiseError):
     """Kafka's INVALID_TOPIC_EXCEPTION: here, a topic whose log directory name would pass 255
     characters."""
 
-    error_code = 17
+    error_code = codes.INVALID_TOPIC_EXCEPTION
 
 
 class LogDirNotFoundException(RackwiseError):
     """Kafka's LOG_DIR_NOT_FOUND: a path that is not one of the broker's ``log.dirs``."""
 
-    error_code = 57
+    error_code = codes.LOG_DIR_NOT_FOUND
+
+
+__all__ = [
+    "CorruptIndexException",
+    "CorruptRecordException",
+    "InconsistentTopicIdException",
+    "InvalidProducerEpochException",
+    "InvalidRecordException",
+    "InvalidTimestampException",
+    "InvalidTopicException",
+    "InvalidTxnStateException",
+    "KafkaStorageException",
+    "LogDirNotFoundException",
+    "OffsetOutOfRangeException",
+    "OffsetsOutOfOrderException",
+    "OutOfOrderSequenceException",
+    "ProducerFencedException",
+    "RecordBatchTooLargeException",
+    "RecordTooLargeException",
+    "ReplicaNotAvailableException",
+    "UnexpectedAppendOffsetException",
+    "UnknownProducerIdException",
+    "UnsupportedForMessageFormatException",
+]
