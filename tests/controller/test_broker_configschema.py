@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackwise.common.errors import InvalidRequestException
+from rackwise.common.errors import InvalidConfigurationException, InvalidRequestException
 from rackwise.controller.broker_configschema import (
     BROKER_CONFIGS,
     UpdateMode,
@@ -31,7 +31,6 @@ from rackwise.controller.config import (
     NUM_PARTITIONS,
 )
 from rackwise.controller.configschema import TOPIC_CONFIGS
-from rackwise.controller.errors import InvalidConfigurationException
 from rackwise.net.limits import MAX_CONNECTIONS_PER_IP, QUEUED_MAX_REQUEST_BYTES
 from rackwise.node import config as node_config
 from rackwise.node.data_config import DATA_PATH_KEYS

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.raft import QuorumConfig, VoterEndpoint, parse_voters
-from rackwise.raft.config import InvalidConfigurationException
 from rackwise.raft.roles import (
     binary_exponential_backoff_ms,
     majority,

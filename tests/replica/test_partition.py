@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rackwise.common.errors import FencedLeaderEpochException
 from rackwise.replica.errors import (
-    FencedLeaderEpochException,
     NotEnoughReplicasException,
     NotLeaderOrFollowerException,
     UnknownLeaderEpochException,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.storage.config import InvalidConfigurationException, LogConfig
+from rackwise.common.errors import InvalidConfigurationException
+from rackwise.storage.config import LogConfig
 from rackwise.storage.errors import InvalidRecordException, InvalidTimestampException
 from rackwise.storage.record_codec import Record, build_batch_from_records
 from tests.storage.helpers import START_MS, LogHarness, batch

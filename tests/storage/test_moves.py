@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rackwise.common.errors import InvalidTopicException
 from rackwise.common.types import TopicPartition
 from rackwise.storage.checkpoints import read_epochs
 from rackwise.storage.config import LogConfig
-from rackwise.storage.errors import InvalidTopicException, KafkaStorageException
+from rackwise.storage.errors import KafkaStorageException
 from rackwise.storage.manager import LogManager
 from rackwise.storage.moves import (
     UNLIMITED_RATE,

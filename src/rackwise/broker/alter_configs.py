@@ -45,14 +45,18 @@ from typing import Any, Final
 
 from rackwise.broker.metadata_apis import BrokerInfo
 from rackwise.common.error_codes import INVALID_REQUEST, NONE, UNKNOWN_SERVER_ERROR
-from rackwise.common.errors import InvalidRequestException, RackwiseError
+from rackwise.common.errors import (
+    InvalidConfigurationException,
+    InvalidRequestException,
+    RackwiseError,
+)
 from rackwise.controller.broker_configschema import (
     BROKER_CONFIGS,
     check_dynamic_change,
     is_list_key,
     usable_dynamic_layer,
 )
-from rackwise.controller.errors import ApiError, InvalidConfigurationException
+from rackwise.controller.errors import ApiError
 from rackwise.controller.messages import AlterConfigOp
 from rackwise.image import ConfigResource, MetadataImage
 from rackwise.protocol import ApiKey, make, response_class

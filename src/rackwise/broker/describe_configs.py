@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from rackwise.broker.metadata_apis import BrokerInfo
 from rackwise.common.error_codes import NONE, UNKNOWN_TOPIC_OR_PARTITION
-from rackwise.common.errors import InvalidRequestException, RackwiseError
+from rackwise.common.errors import InvalidRequestException, InvalidTopicException, RackwiseError
 from rackwise.controller.broker_configschema import (
     BROKER_CONFIGS,
     UNKNOWN_CONFIG_TYPE,
@@ -51,7 +51,7 @@ from rackwise.controller.broker_configschema import (
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.configschema import TOPIC_CONFIGS
-from rackwise.controller.errors import ApiError, InvalidTopicException
+from rackwise.controller.errors import ApiError
 from rackwise.controller.messages import ConfigEntry, ConfigSource
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import ConfigResource, MetadataImage

@@ -53,15 +53,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from rackwise.common.error_codes import NONE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
-from rackwise.common.errors import RackwiseError
+from rackwise.common.errors import RackwiseError, ReplicaNotAvailableException
 from rackwise.common.types import TopicPartition as LogKey
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.replica.manager import ReplicaManager
-from rackwise.storage.errors import (
-    KafkaStorageException,
-    LogDirNotFoundException,
-    ReplicaNotAvailableException,
-)
+from rackwise.storage.errors import KafkaStorageException, LogDirNotFoundException
 from rackwise.storage.manager import LogManager
 from rackwise.storage.moves import MAX_STEP_BYTES, Throttle, caught_up, copy_step
 

@@ -89,3 +89,40 @@ class UnknownTopicOrPartitionException(RackwiseError, LookupError):
     error_code = codes.UNKNOWN_TOPIC_OR_PARTITION
     retriable = True
     default_message: ClassVar[str] = "This server does not host this topic-partition."
+
+
+class FencedLeaderEpochException(RackwiseError):
+    """Kafka's FENCED_LEADER_EPOCH (retriable): a leader epoch older than the one the log or
+    replica has (an append to a metadata log, a request to a replica)."""
+
+    error_code = codes.FENCED_LEADER_EPOCH
+    retriable = True
+
+
+class InvalidConfigurationException(RackwiseError, ValueError):
+    """Kafka's INVALID_CONFIG: a setting that cannot be used (an unknown key, a value its type
+    refuses, a topic setting the log cannot use, a quorum setting); the message names it."""
+
+    error_code = codes.INVALID_CONFIG
+
+
+class InvalidTopicException(RackwiseError, ValueError):
+    """Kafka's INVALID_TOPIC_EXCEPTION: a topic name Kafka does not allow, or one whose log
+    directory name would pass 255 characters."""
+
+    error_code = codes.INVALID_TOPIC_EXCEPTION
+
+
+class PolicyViolationException(RackwiseError):
+    """Kafka's POLICY_VIOLATION: a request a configured policy refused (a create-topic
+    policy, a replica's)."""
+
+    error_code = codes.POLICY_VIOLATION
+
+
+class ReplicaNotAvailableException(RackwiseError):
+    """Kafka's REPLICA_NOT_AVAILABLE (retriable): the replica is in the metadata but not (yet)
+    on this broker."""
+
+    error_code = codes.REPLICA_NOT_AVAILABLE
+    retriable = True

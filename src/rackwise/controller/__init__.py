@@ -29,7 +29,12 @@ enter the log.
 """
 
 from rackwise.common.error_codes import NONE
-from rackwise.common.errors import UnknownTopicOrPartitionException
+from rackwise.common.errors import (
+    InvalidConfigurationException,
+    InvalidTopicException,
+    PolicyViolationException,
+    UnknownTopicOrPartitionException,
+)
 from rackwise.controller.clock import Clock, ManualClock
 from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import (
@@ -51,11 +56,8 @@ from rackwise.controller.errors import (
     ApiError,
     BrokerIdNotRegisteredException,
     DuplicateBrokerRegistrationException,
-    InvalidConfigurationException,
     InvalidRegistrationException,
     InvalidReplicaAssignmentException,
-    InvalidTopicException,
-    PolicyViolationException,
     StaleBrokerEpochException,
     TopicDeletionDisabledException,
     TopicExistsException,

@@ -49,9 +49,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from rackwise.common.errors import InvalidRequestException
+from rackwise.common.errors import InvalidConfigurationException, InvalidRequestException
 from rackwise.controller.broker_config_table import KAFKA_PACKAGE, LONG_DEFAULTS, TABLE
-from rackwise.controller.errors import InvalidConfigurationException
 
 
 class UpdateMode(enum.Enum):

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from rackwise.common.config_values import invalid_value, parse_int_config
-from rackwise.controller.errors import InvalidConfigurationException
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.placement import DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
 
 NODE_ID: Final = "node.id"

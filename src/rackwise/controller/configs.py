@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rackwise.common.errors import (
+    InvalidConfigurationException,
     InvalidRequestException,
     RackwiseError,
     UnknownTopicOrPartitionException,
@@ -33,12 +34,7 @@ from rackwise.controller.configschema import (
     split_list,
     synonym_value,
 )
-from rackwise.controller.errors import (
-    SUCCESS,
-    ApiError,
-    BrokerIdNotRegisteredException,
-    InvalidConfigurationException,
-)
+from rackwise.controller.errors import SUCCESS, ApiError, BrokerIdNotRegisteredException
 from rackwise.controller.messages import (
     AlterableConfig,
     AlterConfigOp,

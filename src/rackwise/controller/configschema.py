@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from rackwise.controller.errors import InvalidConfigurationException
+from rackwise.common.errors import InvalidConfigurationException
 
 _LONG_MAX: Final = str(2**63 - 1)
 _HOUR_MS: Final = 3_600_000

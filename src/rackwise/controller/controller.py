@@ -57,7 +57,7 @@ from typing import Any, Final, Protocol
 
 from rackwise.common import JavaRandom
 from rackwise.common.collector import paused_gc
-from rackwise.common.errors import RackwiseError
+from rackwise.common.errors import PolicyViolationException, RackwiseError
 from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
@@ -65,7 +65,6 @@ from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.directories import Assignment, assign_replicas_to_dirs
 from rackwise.controller.elections import ElectionType, PartitionResult, elect_leaders
-from rackwise.controller.errors import PolicyViolationException
 from rackwise.controller.heartbeat import BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
 from rackwise.controller.messages import (

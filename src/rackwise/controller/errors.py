@@ -15,7 +15,13 @@ from typing import ClassVar, Final
 
 from rackwise.common import error_codes as codes
 from rackwise.common.error_codes import NONE, UNKNOWN_SERVER_ERROR
-from rackwise.common.errors import RackwiseError, UnknownTopicOrPartitionException
+from rackwise.common.errors import (
+    InvalidConfigurationException,
+    InvalidTopicException,
+    PolicyViolationException,
+    RackwiseError,
+    UnknownTopicOrPartitionException,
+)
 
 
 class UnknownServerException(RackwiseError):
@@ -23,12 +29,6 @@ class UnknownServerException(RackwiseError):
     code of its own (every producer id handed out)."""
 
     error_code = UNKNOWN_SERVER_ERROR
-
-
-class InvalidTopicException(RackwiseError, ValueError):
-    """Kafka's INVALID_TOPIC_EXCEPTION (17): a topic name Kafka does not allow."""
-
-    error_code = codes.INVALID_TOPIC_EXCEPTION
 
 
 class TopicExistsException(RackwiseError):
@@ -41,18 +41,6 @@ class InvalidReplicaAssignmentException(RackwiseError, ValueError):
     """Kafka's INVALID_REPLICA_ASSIGNMENT (39): a manual assignment that cannot be used."""
 
     error_code = codes.INVALID_REPLICA_ASSIGNMENT
-
-
-class InvalidConfigurationException(RackwiseError, ValueError):
-    """Kafka's INVALID_CONFIG (40): an unknown key or a value its type refuses."""
-
-    error_code = codes.INVALID_CONFIG
-
-
-class PolicyViolationException(RackwiseError):
-    """Kafka's POLICY_VIOLATION (44): the configured create-topic policy refused the topic."""
-
-    error_code = codes.POLICY_VIOLATION
 
 
 class TopicDeletionDisabledException(RackwiseError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from rackwise.controller.errors import InvalidTopicException
+from rackwise.common.errors import InvalidTopicException
 
 MAX_NAME_LENGTH: Final = 249
 """The longest topic name Kafka allows."""

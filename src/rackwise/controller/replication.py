@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from rackwise.common import InvalidRequestException, RackwiseError
+from rackwise.common.errors import PolicyViolationException
 from rackwise.controller.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionTopicResult,
@@ -53,7 +54,6 @@ from rackwise.controller.configs import ConfigControl
 from rackwise.controller.errors import (
     SUCCESS,
     ApiError,
-    PolicyViolationException,
     TopicDeletionDisabledException,
     TopicExistsException,
     UnknownTopicIdException,

@@ -15,13 +15,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from rackwise.common import InvalidRequestException
+from rackwise.common.errors import InvalidTopicException, PolicyViolationException
 from rackwise.controller.brokers import default_dir, is_active
-from rackwise.controller.errors import (
-    ApiError,
-    InvalidReplicaAssignmentException,
-    InvalidTopicException,
-    PolicyViolationException,
-)
+from rackwise.controller.errors import ApiError, InvalidReplicaAssignmentException
 from rackwise.controller.messages import USE_DEFAULT, CreatableTopic, CreatePartitionsTopic
 from rackwise.controller.names import (
     CLUSTER_METADATA_TOPIC,

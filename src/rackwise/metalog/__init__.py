@@ -21,13 +21,12 @@ returns (whole CRC-checked batches, decoded on the broker with
 (``log.read_snapshot()``).
 """
 
-from rackwise.common.errors import OffsetOutOfRangeException
+from rackwise.common.errors import FencedLeaderEpochException, OffsetOutOfRangeException
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     DEFAULT_SEGMENT_BYTES,
     NO_EPOCH,
     SNAPSHOTS_RETAINED,
-    FencedLeaderEpochException,
     MetadataLog,
     MetadataLogError,
     RecoveryEvent,

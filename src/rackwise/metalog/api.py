@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from rackwise.common import error_codes as codes
 from rackwise.common.errors import RackwiseError
 from rackwise.records.batch import RecordBatch
 
@@ -32,12 +31,6 @@ SNAPSHOTS_RETAINED: Final = 2
 log keeps every record after the older one."""
 NO_EPOCH: Final = -1
 """Epoch of an empty log (no batch written yet)."""
-
-
-class FencedLeaderEpochException(RackwiseError):
-    """Kafka's FENCED_LEADER_EPOCH: an append with an epoch older than the log's latest."""
-
-    error_code = codes.FENCED_LEADER_EPOCH
 
 
 class MetadataLogError(RackwiseError):

@@ -49,13 +49,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from rackwise.common.errors import CorruptRecordException, OffsetOutOfRangeException
+from rackwise.common.errors import (
+    CorruptRecordException,
+    FencedLeaderEpochException,
+    OffsetOutOfRangeException,
+)
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     DEFAULT_SEGMENT_BYTES,
     NO_EPOCH,
     SNAPSHOTS_RETAINED,
-    FencedLeaderEpochException,
     MetadataLog,
     MetadataLogError,
     RecoveryEvent,

@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rackwise.common.errors import OffsetOutOfRangeException
+from rackwise.common.errors import FencedLeaderEpochException, OffsetOutOfRangeException
 from rackwise.metalog.api import (
     DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS,
     NO_EPOCH,
     SNAPSHOTS_RETAINED,
-    FencedLeaderEpochException,
     MetadataLog,
     SnapshotId,
     SnapshotReader,

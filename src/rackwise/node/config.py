@@ -42,8 +42,8 @@ from types import MappingProxyType
 from typing import Final
 
 from rackwise.common.config_values import parse_int_config
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.controller import CONTROLLER_KEYS, ControllerConfig
-from rackwise.controller.errors import InvalidConfigurationException
 from rackwise.metalog import DEFAULT_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, DEFAULT_SEGMENT_BYTES
 from rackwise.net.limits import (
     CONNECTIONS_MAX_IDLE_MS,

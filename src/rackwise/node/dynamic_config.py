@@ -44,13 +44,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.controller.broker_configschema import (
     broker_key,
     merge_layers,
     parse_value,
     usable_dynamic_layer,
 )
-from rackwise.controller.errors import InvalidConfigurationException
 from rackwise.image import ConfigResource, MetadataImage
 from rackwise.records.constants import BROKER_RESOURCE
 

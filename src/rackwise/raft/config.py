@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from rackwise.common import error_codes as codes
-from rackwise.common.errors import RackwiseError
+from rackwise.common.errors import InvalidConfigurationException
 
 QUORUM_VOTERS_CONFIG: Final = "controller.quorum.voters"
 QUORUM_BOOTSTRAP_SERVERS_CONFIG: Final = "controller.quorum.bootstrap.servers"
@@ -51,12 +50,6 @@ DEFAULT_SNAPSHOT_CHUNK_BYTES: Final = 1024 * 1024
 VOTER_COUNTS: Final = (1, 3, 5)
 """Quorum sizes allowed."""
 MAX_PORT: Final = 65535
-
-
-class InvalidConfigurationException(RackwiseError, ValueError):
-    """Kafka's INVALID_CONFIG (40): a quorum setting that cannot be used."""
-
-    error_code = codes.INVALID_CONFIG
 
 
 @dataclass(frozen=True, slots=True)

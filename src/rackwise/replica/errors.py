@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from rackwise.common import error_codes as codes
 from rackwise.common.errors import (
+    FencedLeaderEpochException,
     OffsetOutOfRangeException,
+    PolicyViolationException,
     RackwiseError,
+    ReplicaNotAvailableException,
     UnknownTopicOrPartitionException,
 )
 
@@ -21,13 +24,6 @@ class NotLeaderOrFollowerException(RackwiseError):
     not it."""
 
     error_code = codes.NOT_LEADER_OR_FOLLOWER
-    retriable = True
-
-
-class ReplicaNotAvailableException(RackwiseError):
-    """REPLICA_NOT_AVAILABLE: the replica exists in metadata but not (yet) on this broker."""
-
-    error_code = codes.REPLICA_NOT_AVAILABLE
     retriable = True
 
 
@@ -44,19 +40,6 @@ class NotEnoughReplicasAfterAppendException(RackwiseError):
     ``min.insync.replicas`` before it was replicated."""
 
     error_code = codes.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-    retriable = True
-
-
-class PolicyViolationException(RackwiseError):
-    """POLICY_VIOLATION."""
-
-    error_code = codes.POLICY_VIOLATION
-
-
-class FencedLeaderEpochException(RackwiseError):
-    """FENCED_LEADER_EPOCH: the request's leader epoch is older than this replica's."""
-
-    error_code = codes.FENCED_LEADER_EPOCH
     retriable = True
 
 

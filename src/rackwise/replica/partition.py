@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from rackwise.common.errors import FencedLeaderEpochException
 from rackwise.replica.errors import (
-    FencedLeaderEpochException,
     NotEnoughReplicasException,
     NotLeaderOrFollowerException,
     UnknownLeaderEpochException,

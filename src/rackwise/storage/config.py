@@ -30,21 +30,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from rackwise.common import error_codes as codes
 from rackwise.common.config_values import parse_int_config
-from rackwise.common.errors import RackwiseError
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.storage.batch import CREATE_TIME, LOG_APPEND_TIME, LONG_MAX
 
 NO_LIMIT: Final = -1
 """``retention.bytes`` / ``retention.ms`` meaning "no limit"."""
 CLEANUP_POLICY_DELETE: Final = "delete"
 CLEANUP_POLICY_COMPACT: Final = "compact"
-
-
-class InvalidConfigurationException(RackwiseError, ValueError):
-    """INVALID_CONFIG: a topic setting the log cannot use; the message names the key."""
-
-    error_code = codes.INVALID_CONFIG
 
 
 @dataclass(frozen=True, slots=True)

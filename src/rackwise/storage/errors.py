@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from rackwise.common import error_codes as codes
 from rackwise.common.errors import (
     CorruptRecordException,
+    InvalidTopicException,
     OffsetOutOfRangeException,
     RackwiseError,
+    ReplicaNotAvailableException,
 )
 
 
@@ -131,19 +133,6 @@ class CorruptIndexException(RackwiseError):
     a client: the log rebuilds the index from its segment."""
 
     error_code = codes.UNKNOWN_SERVER_ERROR
-
-
-class ReplicaNotAvailableException(RackwiseError):
-    """Kafka's REPLICA_NOT_AVAILABLE: the broker holds no replica of the partition (yet)."""
-
-    error_code = codes.REPLICA_NOT_AVAILABLE
-
-
-class InvalidTopicException(RackwiseError):
-    """Kafka's INVALID_TOPIC_EXCEPTION: here, a topic whose log directory name would pass 255
-    characters."""
-
-    error_code = codes.INVALID_TOPIC_EXCEPTION
 
 
 class LogDirNotFoundException(RackwiseError):

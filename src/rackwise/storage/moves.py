@@ -44,7 +44,7 @@ import uuid
 from collections.abc import Callable
 from typing import Final
 
-from rackwise.storage.errors import InvalidTopicException
+from rackwise.common.errors import InvalidTopicException
 from rackwise.storage.log import PartitionLog
 
 FUTURE_DIR_SUFFIX: Final = "-future"
