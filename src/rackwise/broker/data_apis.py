@@ -71,7 +71,7 @@ from rackwise.replica.selector import ClientMetadata, ReplicaSelector
 from rackwise.replica.serving import ReadResult
 from rackwise.storage.log import LogAppendInfo
 
-LOG: Final = logging.getLogger("rackwise.node.data")
+LOG: Final = logging.getLogger("rackwise.broker.data")
 
 ADMIN_CLIENT_ID: Final = "__admin_client"
 """The client id Kafka lets write to internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""

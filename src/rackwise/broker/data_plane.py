@@ -45,7 +45,7 @@ from rackwise.replica.selector import load_selector
 from rackwise.storage.cleaner import LogCleaner
 from rackwise.storage.manager import LogManager
 
-LOG: Final = logging.getLogger("rackwise.node.data")
+LOG: Final = logging.getLogger("rackwise.broker.data")
 
 ISR_CHECK_FRACTION: Final = 2
 """The ISR is checked every ``replica.lag.time.max.ms`` / this (Kafka's isr-expiration task)."""

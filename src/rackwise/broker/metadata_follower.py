@@ -47,7 +47,7 @@ from rackwise.net import KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey, ProtocolError
 from rackwise.records import CorruptRecordException, iter_batches
 
-LOG: Final = logging.getLogger("rackwise.node.metadata")
+LOG: Final = logging.getLogger("rackwise.broker.metadata")
 
 NO_OFFSET: Final = -1
 """``applied_offset`` before any record is applied."""

@@ -46,7 +46,7 @@ from rackwise.protocol import ApiKey, ProtocolError
 from rackwise.replica.manager import ReplicaManager
 from rackwise.replica.serving import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
-LOG: Final = logging.getLogger("rackwise.node.fetcher")
+LOG: Final = logging.getLogger("rackwise.broker.fetcher")
 
 NO_EPOCH: Final = -1
 CONNECT_TIMEOUT_S: Final = 5.0

@@ -89,7 +89,7 @@ from rackwise.storage.batch_header import iter_headers
 from rackwise.storage.log import LogAppendInfo
 from rackwise.storage.record_codec import iter_records
 
-LOG: Final = logging.getLogger("rackwise.node.groups")
+LOG: Final = logging.getLogger("rackwise.coordinator")
 
 
 GROUP_KEY: Final = 0

@@ -62,7 +62,7 @@ from rackwise.groups.classic import (
 )
 from rackwise.groups.group_metadata import encode_metadata
 
-LOG: Final = logging.getLogger("rackwise.node.groups")
+LOG: Final = logging.getLogger("rackwise.coordinator")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS: Final = 5 * 60 * 1000
 """Kafka's ``classicGroupNewMemberJoinTimeoutMs``: how long a new member's JoinGroup may wait."""

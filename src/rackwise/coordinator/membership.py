@@ -55,7 +55,7 @@ from rackwise.groups.group_metadata import decode_metadata
 from rackwise.groups.offsets import GroupOffsets, OffsetsFormatError, encode_group_key
 from rackwise.node.data_config import DataPathConfig
 
-LOG: Final = logging.getLogger("rackwise.node.groups")
+LOG: Final = logging.getLogger("rackwise.coordinator")
 
 Append = Callable[[int, list[tuple[bytes, bytes | None]], GroupOffsets], Coroutine[Any, Any, int]]
 """``GroupCoordinator.append``: records to a partition, acknowledged by the in-sync replicas."""

@@ -67,7 +67,7 @@ from rackwise.groups.classic import (
 )
 from rackwise.groups.group_metadata import encode_metadata
 
-LOG: Final = logging.getLogger("rackwise.node.groups")
+LOG: Final = logging.getLogger("rackwise.coordinator")
 
 
 class Rebalancer:

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from rackwise.coordinator.effects import TimerKey
 
-LOG: Final = logging.getLogger("rackwise.node.groups")
+LOG: Final = logging.getLogger("rackwise.coordinator")
 
 Clock = Callable[[], int]
 """The time in milliseconds since the epoch, as the groups' records and states keep it."""

@@ -43,7 +43,7 @@ from rackwise.node.properties_file import load_properties
 from rackwise.records import kafka_uuid, parse_kafka_uuid
 from rackwise.storage.checkpoints import atomic_write
 
-LOG: Final = logging.getLogger("rackwise.broker.server")
+LOG: Final = logging.getLogger("rackwise.node.meta_properties")
 
 META_PROPERTIES: Final = "meta.properties"
 RESERVED_UUIDS: Final = 100
