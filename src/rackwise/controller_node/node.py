@@ -56,8 +56,10 @@ Constraints
       view of the voters (:func:`~rackwise.controller_node.handlers.describe_quorum`).
     * Quorum settings are Kafka's keys (``controller.quorum.election.timeout.ms`` and the
       rest, :func:`rackwise.raft.config.quorum_config`).
-    * Logged, one line each: the recovery, brokers fenced (lease expired) and preferred-leader
-      runs that wrote records; what the requests log is in
+    * Logged, one line each: the log opened, each quorum epoch and its leader, becoming and
+      ceasing to be the active controller, the recovery (the log's opening and the replay,
+      as of the activation), brokers fenced (lease expired) and preferred-leader runs that
+      wrote records; what the requests log is in
       :mod:`rackwise.controller_node.handlers`.
 
 Algorithm
@@ -159,6 +161,7 @@ class ControllerNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._active_tasks: list[asyncio.Task[None]] = []
         self._awaiting: list[tuple[int, list[tuple[Command, Any]]]] = []
+        self._open_s = 0.0  # the log's opening, counted in the first recovery's time
         self._snapshots = SnapshotWorker()
         self._heard: dict[int, tuple[int, int]] = {}  # broker id -> (epoch, arrival ms)
         self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
@@ -172,6 +175,7 @@ class ControllerNode:
         """Open (and recover) this voter's replica of the metadata log."""
         directory = self.config.metadata_log_dir
         assert directory is not None
+        started = time.monotonic()
         voters = sorted(self.config.voter_ids or {self.config.node_id})
         log = ReplicatedMetadataLog(
             directory,
@@ -187,6 +191,7 @@ class ControllerNode:
         log.on_commit = self._on_commit
         log.on_leader_change = self._on_leader_change
         self.log = log
+        self._open_s = time.monotonic() - started
         LOG.info(
             "opened the metadata log in %s: offsets %d to %d, epoch %d; voters %s",
             directory,
@@ -303,17 +308,19 @@ class ControllerNode:
             if recovery.snapshot_end_offset is None
             else f"snapshot ending at offset {recovery.snapshot_end_offset}"
         )
+        LOG.info("active controller of epoch %d", log.epoch)
         LOG.info(
-            "active controller of epoch %d: recovered the metadata log in %.3f s: %s (%d "
-            "records) and %d records after it; log offsets %d to %d",
-            log.epoch,
-            time.monotonic() - started,
+            "recovered the metadata log in %s in %.3f s: %s (%d records) and %d records after "
+            "it; log offsets %d to %d",
+            log.directory,
+            self._open_s + time.monotonic() - started,
             snapshot,
             recovery.num_snapshot_records,
             recovery.num_log_records,
             log.start_offset,
             log.end_offset,
         )
+        self._open_s = 0.0
         loop = asyncio.get_running_loop()
         self._active_tasks = [
             loop.create_task(self._fence_loop(controller)),
