@@ -17,7 +17,8 @@ Goals
     the controller's image. A timer fences brokers whose lease ran out; another moves
     leadership back to preferred replicas (``auto.leader.rebalance.enable``, every
     ``leader.imbalance.check.interval.seconds`` while some partition needs it). A write is answered
-    only once its records are fsynced.
+    only once its records are committed: fsynced by a majority of the voters (the only voter's
+    own fsync, for a single controller).
 
 Constraints
     * The pure controller is driven one call at a time, on the event loop: every command that
