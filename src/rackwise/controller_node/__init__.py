@@ -5,7 +5,8 @@ voter, three or five.
 * :mod:`~rackwise.controller_node.server`: the process; :mod:`~rackwise.controller_node.node`
   the controller node it serves, with its group commit
   (:mod:`~rackwise.controller_node.commit_loop`), its snapshot worker
-  (:mod:`~rackwise.controller_node.snapshots`) and the requests it answers itself
+  (:mod:`~rackwise.controller_node.snapshots`), the active controller's timers
+  (:mod:`~rackwise.controller_node.timers`) and the requests it answers itself
   (:mod:`~rackwise.controller_node.handlers`).
 * :mod:`~rackwise.controller_node.quorum_driver` runs the node's Raft state machine over
   Kafka's own APIs (:mod:`~rackwise.controller_node.quorum_wire`).

@@ -70,11 +70,9 @@ Algorithm
     is being written. ``_on_leader_change``: on a new epoch, deactivate (drop the controller,
     stop its timers, fail waiting writes). ``_on_commit(hw)``: wake the brokers' fetches;
     answer the writes whose group ends at or below ``hw``; if leading and ``hw`` passed the
-    epoch's start offset and no controller is active, activate. ``_fence_loop``:
-    sleep until ``next_check_time_ms`` (at most :data:`FENCE_CHECK_MAX_INTERVAL_S`), then
-    queue ``maybe_fence_stale_brokers``. ``_balance_loop``: the same over
-    ``next_balance_time_ms`` and ``maybe_balance_partition_leaders``. A fetch at the log's end
-    waits for the next commit, or ``MaxWaitMs``.
+    epoch's start offset and no controller is active, activate, starting its timers
+    (:mod:`rackwise.controller_node.timers`). A fetch at the log's end waits for the next
+    commit, or ``MaxWaitMs``.
 
 Worked example
     A single controller starts on an empty directory: it stands at once, leads epoch 1 and
@@ -105,6 +103,7 @@ from rackwise.controller_node.commit_loop import Command, answer, next_group, tr
 from rackwise.controller_node.quorum_driver import QuorumDriver, voter_addresses
 from rackwise.controller_node.requests import ENTRIES
 from rackwise.controller_node.snapshots import SnapshotWorker
+from rackwise.controller_node.timers import balance_loop, fence_loop
 from rackwise.metalog.replicated import NotControllerException, ReplicatedMetadataLog
 from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_server
 from rackwise.node.addresses import Endpoint
@@ -114,8 +113,6 @@ from rackwise.protocol import ApiKey, Listener, Request, api_name
 from rackwise.raft.config import quorum_config
 
 LOG: Final = logging.getLogger("rackwise.controller")
-FENCE_CHECK_MAX_INTERVAL_S: Final = 0.25
-"""The longest the fencing timer sleeps (a registration may bring its next check closer)."""
 NOT_CONTROLLER: Final = 41
 QUORUM_APIS: Final = frozenset(
     {
@@ -324,8 +321,16 @@ class ControllerNode:
         self._open_s = 0.0
         loop = asyncio.get_running_loop()
         self._active_tasks = [
-            loop.create_task(self._fence_loop(controller)),
-            loop.create_task(self._balance_loop(controller)),
+            loop.create_task(
+                fence_loop(
+                    controller,
+                    self.submit,
+                    self.clock,
+                    self._take_heard,
+                    self.config.session_timeout_ms,
+                )
+            ),
+            loop.create_task(balance_loop(controller, self.submit, self.clock)),
         ]
 
     def _deactivate(self, reason: str) -> None:
@@ -452,49 +457,6 @@ class ControllerNode:
         """Until the next commit, or ``timeout_s``."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._committed.wait(), timeout_s)
-
-    # ---- timers (the active controller's) ------------------------------------------------
-
-    async def _fence_loop(self, controller: Controller) -> None:
-        while True:
-            due = controller.next_check_time_ms()
-            now = self.clock()
-            if due is not None and due <= now:
-                fenced = await self.submit(
-                    lambda: controller.maybe_fence_stale_brokers(heard=self._take_heard()),
-                    lambda error: error,
-                )
-                if isinstance(fenced, list) and fenced:
-                    for broker_id in fenced:
-                        LOG.info(
-                            "fenced broker %d: lease expired (no heartbeat for %d ms)",
-                            broker_id,
-                            self.config.session_timeout_ms,
-                        )
-                    continue
-            wait_s = FENCE_CHECK_MAX_INTERVAL_S
-            if due is not None and due > now:
-                wait_s = min(wait_s, (due - now) / 1000)
-            await asyncio.sleep(wait_s)
-
-    async def _balance_loop(self, controller: Controller) -> None:
-        while True:
-            due = controller.next_balance_time_ms()
-            now = self.clock()
-            if due is not None and due <= now:
-                written = await self.submit(
-                    controller.maybe_balance_partition_leaders, lambda error: error
-                )
-                if isinstance(written, int) and written:
-                    LOG.info(
-                        "preferred leader election: %d partition change record(s) written",
-                        written,
-                    )
-                continue
-            wait_s = FENCE_CHECK_MAX_INTERVAL_S
-            if due is not None:
-                wait_s = min(wait_s, (due - now) / 1000)
-            await asyncio.sleep(wait_s)
 
     # ---- requests ------------------------------------------------------------------------
 
