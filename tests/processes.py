@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +23,9 @@ from rackwise.protocol import ApiKey
 
 T = TypeVar("T")
 READY_TIMEOUT_S: Final = 60.0
+QUORUM_IDS: Final = (1, 3001, 3002)
+"""The voters of :class:`QuorumProcesses`: 1, as a single controller's id, and two ids no
+test's broker takes (a broker may not register under a controller's id)."""
 
 
 def run(coroutine: Coroutine[Any, Any, T], deadline_s: float = 60.0) -> T:
@@ -125,14 +129,100 @@ class ControllerProcess:
         return conn
 
 
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+class QuorumProcesses:
+    """Three controller processes of one quorum in ``directory``, standing in for one
+    controller: they start and stop together, :meth:`connect` reaches the active controller
+    (whose metadata directory :attr:`metadata_dir` then is), and :meth:`stderr` holds all
+    three logs."""
+
+    def __init__(self, directory: Path, **extra: str | int) -> None:
+        ports = dict(zip(QUORUM_IDS, free_ports(3), strict=True))
+        voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
+        self.members: dict[int, ControllerProcess] = {}
+        for node_id, port in ports.items():
+            member = directory / f"c{node_id}"
+            member.mkdir(parents=True, exist_ok=True)
+            props = controller_properties(member, node_id, **extra)
+            props["listeners"] = f"CONTROLLER://127.0.0.1:{port}"
+            props["controller.quorum.voters"] = voters
+            self.members[node_id] = ControllerProcess(member, props)
+        self.leader = 1
+
+    @property
+    def metadata_dir(self) -> Path:
+        return self.members[self.leader].metadata_dir
+
+    @property
+    def port(self) -> int:
+        return self.members[self.leader].port
+
+    def start(self) -> float:
+        began = time.monotonic()
+        for member in self.members.values():
+            member.start()
+        return time.monotonic() - began
+
+    def stderr(self) -> str:
+        return "".join(member.stderr() for member in self.members.values())
+
+    def stop(self, signum: int = signal.SIGTERM, timeout_s: float = 20.0) -> int:
+        codes = [m.stop(signum, timeout_s) for m in self.members.values() if m.proc is not None]
+        return next((code for code in codes if code != 0), 0)
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def close(self) -> None:
+        for member in self.members.values():
+            member.close()
+
+    async def connect(self) -> KafkaConnection:
+        """A connection to the active controller, once there is one."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            for node_id, member in self.members.items():
+                try:
+                    conn = await member.connect()
+                except Exception:
+                    continue
+                probe = await conn.request(
+                    ApiKey.LIST_PARTITION_REASSIGNMENTS, timeout_ms=1000, topics=None
+                )
+                if int(probe.error_code) == 0:
+                    self.leader = node_id
+                    return conn
+                await conn.close()
+            assert time.monotonic() < deadline, "no active controller"
+            await asyncio.sleep(0.1)
+
+
 @pytest.fixture
 def controller_factory(tmp_path: Path) -> Iterator[Any]:
-    started: list[ControllerProcess] = []
+    """``make(subdir, voters=1, **properties)``: one controller process, or (``voters=3``) a
+    quorum of three that stands in for it (:class:`QuorumProcesses`)."""
+    started: list[ControllerProcess | QuorumProcesses] = []
 
-    def make(subdir: str = "c1", **extra: str | int) -> ControllerProcess:
+    def make(
+        subdir: str = "c1", *, voters: int = 1, **extra: str | int
+    ) -> ControllerProcess | QuorumProcesses:
         directory = tmp_path / subdir
         directory.mkdir(parents=True, exist_ok=True)
-        process = ControllerProcess(directory, controller_properties(directory, **extra))
+        process: ControllerProcess | QuorumProcesses
+        if voters == 1:
+            process = ControllerProcess(directory, controller_properties(directory, **extra))
+        else:
+            assert voters == 3, voters
+            process = QuorumProcesses(directory, **extra)
         started.append(process)
         return process
 

@@ -17,8 +17,10 @@ from rackwise.metalog import MetadataLogError
 from rackwise.net import DisconnectException, KafkaConnection
 from rackwise.node.config import NodeConfig
 from tests.processes import (
+    QUORUM_IDS,
     controller_properties,
     create_topics,
+    free_ports,
     register,
     register_unfenced,
     run,
@@ -26,10 +28,34 @@ from tests.processes import (
 )
 
 
-async def started(tmp_path: Path) -> ControllerNode:
-    node = ControllerNode(NodeConfig.from_properties(controller_properties(tmp_path)))
-    await node.start()
-    return node
+async def started(
+    tmp_path: Path, voters: int = 1, **extra: str | int
+) -> tuple[ControllerNode, list[ControllerNode]]:
+    """The active controller, and every node started (one, or a quorum of three in this
+    process)."""
+    if voters == 1:
+        node = ControllerNode(NodeConfig.from_properties(controller_properties(tmp_path, **extra)))
+        await node.start()
+        return node, [node]
+    ports = dict(zip(QUORUM_IDS, free_ports(3), strict=True))
+    quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
+    nodes = []
+    for node_id, port in ports.items():
+        props = controller_properties(tmp_path / f"c{node_id}", node_id, **extra)
+        props["listeners"] = f"CONTROLLER://127.0.0.1:{port}"
+        props["controller.quorum.voters"] = quorum
+        nodes.append(ControllerNode(NodeConfig.from_properties(props)))
+    for node in nodes:
+        await node.start()
+    async with asyncio.timeout(30):
+        while not any(n.controller is not None for n in nodes):
+            await asyncio.sleep(0.05)
+    return next(n for n in nodes if n.controller is not None), nodes
+
+
+async def close_all(nodes: list[ControllerNode]) -> None:
+    for node in nodes:
+        await node.close()
 
 
 async def connect(node: ControllerNode) -> KafkaConnection:
@@ -38,9 +64,12 @@ async def connect(node: ControllerNode) -> KafkaConnection:
     return conn
 
 
-def test_a_buggy_command_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("voters", [1, 3])
+def test_a_buggy_command_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, voters: int
+) -> None:
     async def scenario() -> list[str]:
-        node = await started(tmp_path)
+        node, nodes = await started(tmp_path, voters)
         assert node.controller is not None
         real = node.controller.create_topics
 
@@ -64,15 +93,18 @@ def test_a_buggy_command_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyP
         image_topics = sorted(t.name for t in node.controller.image.topics_by_id.values())
         for conn in conns:
             await conn.close()
-        await node.close()
+        await close_all(nodes)
         return [*summary, *image_topics]
 
     assert run(scenario()) == ["0", "DisconnectException", "0", "0", "a", "b", "c"]
 
 
-def test_a_failing_log_stops_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("voters", [1, 3])
+def test_a_failing_log_stops_the_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, voters: int
+) -> None:
     async def scenario() -> tuple[bool, bool]:
-        node = await started(tmp_path)
+        node, nodes = await started(tmp_path, voters)
         assert node.log is not None
 
         def broken(*args: Any, **kwargs: Any) -> Any:
@@ -87,23 +119,22 @@ def test_a_failing_log_stops_the_node(tmp_path: Path, monkeypatch: pytest.Monkey
             failed = True
         await asyncio.wait_for(node.stopped.wait(), 5)
         await conn.close()
-        await node.close()
+        await close_all(nodes)
         return failed, isinstance(node.fatal, MetadataLogError)
 
     assert run(scenario()) == (True, True)
 
 
+@pytest.mark.parametrize("voters", [1, 3])
 def test_a_failed_snapshot_is_logged_and_retried_at_the_next_threshold(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, voters: int
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackwise.controller")
 
     async def scenario() -> tuple[list[str], list[Any], bool]:
-        props = controller_properties(
-            tmp_path, metadata_log_max_record_bytes_between_snapshots=1500
+        node, nodes = await started(
+            tmp_path, voters, metadata_log_max_record_bytes_between_snapshots=1500
         )
-        node = ControllerNode(NodeConfig.from_properties(props))
-        await node.start()
         log = node.log
         assert log is not None
         real = log.write_snapshot
@@ -126,7 +157,7 @@ def test_a_failed_snapshot_is_logged_and_retried_at_the_next_threshold(
             await asyncio.sleep(0.02)
         snapshots = log.snapshot_ids()
         await conn.close()
-        await node.close()
+        await close_all(nodes)
         return [str(c) for c in calls], snapshots, node.fatal is None
 
     calls, snapshots, alive = run(scenario())

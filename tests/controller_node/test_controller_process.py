@@ -84,9 +84,10 @@ def test_the_acl_apis_say_security_is_disabled(controller_factory: Any) -> None:
     assert controller.stop() == 0
 
 
-def test_registration_heartbeats_and_fencing(controller_factory: Any) -> None:
+@pytest.mark.parametrize("voters", [1, 3])
+def test_registration_heartbeats_and_fencing(controller_factory: Any, voters: int) -> None:
     controller: ControllerProcess = controller_factory(
-        broker_session_timeout_ms=1500, broker_heartbeat_interval_ms=300
+        voters=voters, broker_session_timeout_ms=1500, broker_heartbeat_interval_ms=300
     )
     controller.start()
 
@@ -162,8 +163,9 @@ def test_registration_heartbeats_and_fencing(controller_factory: Any) -> None:
     assert str(seen["incarnation"]) not in log
 
 
-def test_topics_are_durable_across_a_restart(controller_factory: Any) -> None:
-    controller: ControllerProcess = controller_factory()
+@pytest.mark.parametrize("voters", [1, 3])
+def test_topics_are_durable_across_a_restart(controller_factory: Any, voters: int) -> None:
+    controller: ControllerProcess = controller_factory(voters=voters)
     controller.start()
 
     async def create() -> list[tuple[str, int, int]]:
@@ -192,8 +194,9 @@ def test_topics_are_durable_across_a_restart(controller_factory: Any) -> None:
     assert controller.stop() == 0
 
 
-def test_a_long_poll_returns_at_the_next_commit(controller_factory: Any) -> None:
-    controller: ControllerProcess = controller_factory()
+@pytest.mark.parametrize("voters", [1, 3])
+def test_a_long_poll_returns_at_the_next_commit(controller_factory: Any, voters: int) -> None:
+    controller: ControllerProcess = controller_factory(voters=voters)
     controller.start()
 
     async def scenario() -> tuple[float, list[str], float]:
@@ -218,8 +221,12 @@ def test_a_long_poll_returns_at_the_next_commit(controller_factory: Any) -> None
     assert 0.25 < idle_s < 3
 
 
-def test_a_fetch_below_the_log_start_is_handed_a_snapshot(controller_factory: Any) -> None:
+@pytest.mark.parametrize("voters", [1, 3])
+def test_a_fetch_below_the_log_start_is_handed_a_snapshot(
+    controller_factory: Any, voters: int
+) -> None:
     controller: ControllerProcess = controller_factory(
+        voters=voters,
         metadata_log_max_record_bytes_between_snapshots=2000,
         metadata_log_segment_bytes=4096,
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from rackwise.metalog import FileMetadataLog
 from rackwise.net import KafkaConnection
 from rackwise.protocol import ApiKey
@@ -24,10 +26,11 @@ async def allocate(conn: KafkaConnection, broker_id: int, epoch: int) -> tuple[i
     return int(response.error_code), int(response.producer_id_start), int(response.producer_id_len)
 
 
+@pytest.mark.parametrize("voters", [1, 3])
 def test_two_blocks_are_consecutive_and_the_next_after_a_restart_follows_them(
-    controller_factory: Any,
+    controller_factory: Any, voters: int
 ) -> None:
-    controller: ControllerProcess = controller_factory()
+    controller: ControllerProcess = controller_factory(voters=voters)
     controller.start()
 
     async def before_restart() -> dict[str, Any]:
@@ -71,9 +74,12 @@ def test_two_blocks_are_consecutive_and_the_next_after_a_restart_follows_them(
     assert controller.stop() == 0
 
 
-def test_a_restart_from_a_snapshot_goes_on_after_the_last_block(controller_factory: Any) -> None:
+@pytest.mark.parametrize("voters", [1, 3])
+def test_a_restart_from_a_snapshot_goes_on_after_the_last_block(
+    controller_factory: Any, voters: int
+) -> None:
     controller: ControllerProcess = controller_factory(
-        metadata_log_max_record_bytes_between_snapshots=256
+        voters=voters, metadata_log_max_record_bytes_between_snapshots=256
     )
     controller.start()
 

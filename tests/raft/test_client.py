@@ -81,6 +81,16 @@ def test_a_single_voter_leads_at_once_and_commits_after_its_flush() -> None:
     assert c.handle_flushed(7, 3) == [Commit((Batch(1, 1, ("a", "b")),), 3)]
 
 
+def test_a_single_voter_that_led_leads_the_next_epoch_at_once_after_a_restart() -> None:
+    c = client(1, [1], ElectionState(3, 1, 1), [Batch(0, 3, ("a",))])
+    outputs = c.start(0)
+    assert c.role is Role.LEADER and c.epoch == 4
+    assert PersistElectionState(ElectionState(4, 1, 1)) in outputs
+    [append] = [o for o in outputs if isinstance(o, AppendBatches)]
+    assert append.batches == (Batch(1, 4, (LeaderChangeMark(1, (1,)),), is_control=True),)
+    assert c.handle_flushed(1, 2) == [Commit((Batch(0, 3, ("a",)),), 2)]
+
+
 def test_a_vote_is_persisted_before_it_is_answered() -> None:
     c = client(2, [1, 2, 3])
     c.start(0)

@@ -2,14 +2,15 @@
 (:mod:`rackwise.controller_node.requests`): the brokers' lifecycle (BrokerRegistration,
 BrokerHeartbeat, AllocateProducerIds), which the node logs and its fencing follows; the metadata
 log for brokers (FetchMetadataLog, with a long poll, and FetchMetadataSnapshot when what a
-broker needs is only in a snapshot); DescribeQuorum of a controller that is its only voter; and
-ApiVersions, answered on the listener's thread.
+broker needs is only in a snapshot); DescribeQuorum, from the Raft leader's view of its voters;
+NOT_CONTROLLER from a voter that is not the active controller; and ApiVersions, answered on the
+listener's thread.
 
 Constraints
     * A write is answered only once its records are durable: the lifecycle handlers hand their
       command to the node's group commit (``submit``) and return its response.
-    * Brokers read only what is committed (:meth:`CommittedLog.committed_end_offset`: every
-      durable record of a single controller, the high watermark of a quorum). A fetch at that
+    * Brokers read only what is committed (:meth:`CommittedLog.committed_end_offset`: the
+      high watermark, which a single voter moves on its own fsync). A fetch at that
       end waits for the next commit, at most ``MaxWaitMs`` (and :data:`MAX_FETCH_WAIT_MS`).
     * A request naming another cluster's id is refused with INCONSISTENT_CLUSTER_ID.
     * Logged, one line each: registrations, brokers unfenced (caught up) and fenced at their
@@ -19,10 +20,11 @@ Constraints
       (:func:`~rackwise.common.logsafe.loggable`).
 
 Worked example
-    A broker connects, sends ApiVersions, BrokerRegistration (epoch 1: the offset of its
-    RegisterBrokerRecord on a fresh log), FetchMetadataLog from 0 (records 0-1 as raw batches,
-    high watermark 2), then BrokerHeartbeat with offset 1: it is unfenced (a record at offset
-    2) and the reply says ``is_fenced=False``.
+    A broker connects, sends ApiVersions, BrokerRegistration (epoch 2: the offset of its
+    RegisterBrokerRecord on a fresh log, after the leader's mark at 0 and ``metadata.version``
+    at 1), FetchMetadataLog from 0 (records 0-2 as raw batches, high watermark 3), then
+    BrokerHeartbeat with offset 2: it is unfenced (a record at offset 3) and the reply says
+    ``is_fenced=False``.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ from rackwise.common.errors import RackwiseError
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller
 from rackwise.controller_node.apis import brokers
-from rackwise.controller_node.requests import describe_quorum_response
-from rackwise.metalog import FileMetadataLog, OffsetOutOfRangeException, SnapshotId
-from rackwise.net import current_connection
+from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
+from rackwise.metalog import OffsetOutOfRangeException, SnapshotId
+from rackwise.metalog.replicated import ReplicatedMetadataLog
+from rackwise.net import CloseConnection, current_connection
 from rackwise.node.config import NodeConfig
 from rackwise.protocol import (
     ApiKey,
@@ -66,6 +69,10 @@ INVALID_REQUEST: Final = 42
 SNAPSHOT_NOT_FOUND: Final = 98
 POSITION_OUT_OF_RANGE: Final = 99
 INCONSISTENT_CLUSTER_ID: Final = 104
+NOT_LEADER_OR_FOLLOWER: Final = 6
+NO_TIMESTAMP: Final = -1
+NO_OFFSET: Final = -1
+"""A voter's log end offset before it fetched in the leader's epoch (Kafka's -1)."""
 
 Submit = Callable[[Callable[[], Any], Callable[[ApiError], Any]], Awaitable[Any]]
 """The node's group commit: queue ``run`` (``fail`` for its typed error); its response once
@@ -78,7 +85,7 @@ class CommittedLog(Protocol):
     """What the metadata-log handlers read of the node."""
 
     @property
-    def log(self) -> FileMetadataLog | None:
+    def log(self) -> ReplicatedMetadataLog | None:
         """The metadata log; None once the node closed it."""
         ...
 
@@ -267,7 +274,7 @@ async def fetch_log(source: CommittedLog, body: Any, *, cluster_id: str | None) 
     return _fetch_log_response(source, records=data)
 
 
-def fetch_snapshot(log: FileMetadataLog, body: Any) -> Any:
+def fetch_snapshot(log: ReplicatedMetadataLog, body: Any) -> Any:
     """FetchMetadataSnapshot: a chunk of a snapshot file from ``position``."""
     snapshot_id = SnapshotId(int(body.snapshot_end_offset), int(body.snapshot_epoch))
     values: dict[str, Any] = {
@@ -308,26 +315,56 @@ def fetch_snapshot(log: FileMetadataLog, body: Any) -> Any:
 
 
 def describe_quorum(
-    version: int, config: NodeConfig, log: FileMetadataLog, high_watermark: int
+    version: int, config: NodeConfig, log: ReplicatedMetadataLog, now_monotonic_ms: int
 ) -> Any:
-    """The quorum of a controller that is its only voter: it leads, at its log's epoch, and
-    what it has written is committed."""
-    now = time.time_ns() // 1_000_000
-    voter = {
-        "replica_id": config.node_id,
-        "replica_directory_id": None,
-        "log_end_offset": log.end_offset,
-        "last_fetch_timestamp": now,
-        "last_caught_up_timestamp": now,
-    }
+    """DescribeQuorum from the Raft leader's view of the voters (one voter or several); a
+    voter that does not lead answers NOT_LEADER_OR_FOLLOWER with the leader it knows. A
+    voter's times are wall-clock ms (-1: it has not fetched in this epoch); the leader's own
+    are now."""
+    raft = log.raft
+    leader = raft.leader
+    voters: list[dict[str, Any]] = []
+    if leader is not None:
+        wall = time.time_ns() // 1_000_000
+        voters = [
+            {
+                "replica_id": voter,
+                "replica_directory_id": None,
+                "log_end_offset": NO_OFFSET if p.end_offset is None else p.end_offset,
+                "last_fetch_timestamp": wall
+                if voter == leader.local_id
+                else _wall(p.last_fetch_time_ms, now_monotonic_ms, wall),
+                "last_caught_up_timestamp": wall
+                if voter == leader.local_id
+                else _wall(p.last_caught_up_time_ms, now_monotonic_ms, wall),
+            }
+            for voter in leader.voters
+            for p in (leader.replicas[voter],)
+        ]
     return describe_quorum_response(
         version,
         config,
-        leader_id=config.node_id,
-        leader_epoch=max(log.latest_epoch, 0),
-        high_watermark=high_watermark,
-        voters=[voter],
+        leader_id=raft.known_leader_id,
+        leader_epoch=raft.epoch,
+        high_watermark=log.high_watermark,
+        voters=voters,
+        error_code=0 if leader is not None else NOT_LEADER_OR_FOLLOWER,
     )
+
+
+def _wall(monotonic: int | None, now_monotonic: int, now_wall: int) -> int:
+    """A time of the monotonic clock as ms since the epoch (-1 for never)."""
+    if monotonic is None:
+        return NO_TIMESTAMP
+    return now_wall - (now_monotonic - monotonic)
+
+
+def refuse(key: int, body: Any, error: ApiError) -> Any:
+    """NOT_CONTROLLER (``error``), in the shape of the request's own answer."""
+    entry = ENTRIES.get(key)
+    if entry is not None:
+        return entry.error(body, error)
+    raise CloseConnection(f"{error.message} (no error answer for api key {key})")
 
 
 def api_versions(version: int, features: Features | None) -> Any:

@@ -1,7 +1,10 @@
-"""The controller node (KIP-631): a :class:`~rackwise.controller.Controller` over a
-:class:`~rackwise.metalog.FileMetadataLog`, served on the controller listener; the process
-around it is :mod:`rackwise.controller_node.server`, a voter of a larger quorum
-:mod:`rackwise.controller_node.quorum_controller`.
+"""The controller node (KIP-631): a :class:`~rackwise.controller.Controller` over the metadata
+log replicated by a Raft quorum (:class:`~rackwise.metalog.replicated.ReplicatedMetadataLog`,
+driven by :class:`~rackwise.controller_node.quorum_driver.QuorumDriver`), served on the
+controller listener; the process around it is :mod:`rackwise.controller_node.server`. A single
+controller is the one voter of its quorum (Kafka's KRaft, KIP-631 on KIP-595): it leads at
+once and its writes commit on its own fsync; in a quorum of 3 or 5 the active controller is
+the leader and a write commits once a majority holds it.
 
 Goals
     Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat), change the ISRs of
@@ -14,7 +17,8 @@ Goals
     the controller's image. A timer fences brokers whose lease ran out; another moves
     leadership back to preferred replicas (``auto.leader.rebalance.enable``, every
     ``leader.imbalance.check.interval.seconds`` while some partition needs it). A write is answered
-    only once its records are fsynced.
+    only once its records are committed: fsynced by a majority of the voters (the only voter's
+    own fsync, for a single controller).
 
 Constraints
     * The pure controller is driven one call at a time, on the event loop: every command that
@@ -34,19 +38,50 @@ Constraints
     * What the log found when it opened (a torn tail truncated, a corrupt snapshot set aside)
       is logged as warnings, one line each, by the log (``rackwise.metalog``).
     * A snapshot never stalls the event loop: it is written on a worker thread, at most one at
-      a time, while commits go on (:mod:`rackwise.controller_node.snapshots`).
-    * Logged, one line each: the recovery, brokers fenced (lease expired) and preferred-leader
-      runs that wrote records; what the requests log is in
+      a time, while commits go on (:mod:`rackwise.controller_node.snapshots`); it holds only
+      committed records.
+    * A new leader first waits until its own epoch's first record (its mark) is committed
+      (then every record before it is too), then builds its controller from the whole log
+      (snapshot and records, through the one replay), and only then answers; its brokers'
+      leases start afresh (heartbeat times are soft state, not in the log). The only voter
+      does this within :meth:`ControllerNode.start`, before its listener is bound.
+    * A leader that loses its epoch drops its controller at once (its image may hold records
+      the next leader cuts) and answers every write waiting for a majority with
+      NOT_CONTROLLER; the broker retries, and a retried write is refused if it was applied
+      after all (TOPIC_ALREADY_EXISTS for a CreateTopics), as Kafka's controller does. A voter
+      that is not the active controller answers controller requests with NOT_CONTROLLER (41);
+      brokers' metadata fetches are served by any voter, up to what it knows is committed.
+    * The quorum's own requests (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch,
+      FetchSnapshot) go to the driver; the only voter of its quorum has no other voter to
+      hear them from and closes the connection. DescribeQuorum is answered from the leader's
+      view of the voters (:func:`~rackwise.controller_node.handlers.describe_quorum`).
+    * Quorum settings are Kafka's keys (``controller.quorum.election.timeout.ms`` and the
+      rest, :func:`rackwise.raft.config.quorum_config`).
+    * Logged, one line each: the log opened, each quorum epoch and its leader, becoming and
+      ceasing to be the active controller, the recovery (the log's opening and the replay,
+      as of the activation), brokers fenced (lease expired) and preferred-leader runs that
+      wrote records; what the requests log is in
       :mod:`rackwise.controller_node.handlers`.
 
 Algorithm
     ``_commit_loop``: take the next group (the first queued command, then every one already
-    queued); commit and answer it; wake the fetchers waiting for new records; start a
-    snapshot on a worker thread if one is due and none is being written. ``_fence_loop``:
-    sleep until ``next_check_time_ms`` (at most :data:`FENCE_CHECK_MAX_INTERVAL_S`), then
-    queue ``maybe_fence_stale_brokers``. ``_balance_loop``: the same over
-    ``next_balance_time_ms`` and ``maybe_balance_partition_leaders``. A fetch at the log's end
-    waits for the next commit, or ``MaxWaitMs``.
+    queued); commit it; answer it once the high watermark reaches its end (at once when the
+    only voter's fsync moved it); start a snapshot on a worker thread if one is due and none
+    is being written. ``_on_leader_change``: on a new epoch, deactivate (drop the controller,
+    stop its timers, fail waiting writes). ``_on_commit(hw)``: wake the brokers' fetches;
+    answer the writes whose group ends at or below ``hw``; if leading and ``hw`` passed the
+    epoch's start offset and no controller is active, activate, starting its timers
+    (:mod:`rackwise.controller_node.timers`). A fetch at the log's end waits for the next
+    commit, or ``MaxWaitMs``.
+
+Worked example
+    A single controller starts on an empty directory: it stands at once, leads epoch 1 and
+    appends its mark at offset 0; its fsync commits it, and it builds its controller before
+    the listener is bound. Voters 1, 2, 3; 1 leads epoch 4 from offset 200. A CreateTopics
+    reaches 1: its records are appended at 201-204 and fsynced; the answer waits. Voters 2 and
+    3 fetch at 201, flush, fetch at 205; the high watermark becomes 205 and the CreateTopics
+    is answered. Controller 1 is killed: 2 and 3 time out, 2 wins epoch 5, appends its mark at
+    205; once 206 is committed it builds its controller from offsets 0-205 and answers.
 """
 
 from __future__ import annotations
@@ -65,18 +100,29 @@ from rackwise.common.errors import RackwiseError
 from rackwise.controller import ApiError, Controller
 from rackwise.controller_node import handlers
 from rackwise.controller_node.commit_loop import Command, answer, next_group, try_group
+from rackwise.controller_node.quorum_driver import QuorumDriver, voter_addresses
 from rackwise.controller_node.requests import ENTRIES
 from rackwise.controller_node.snapshots import SnapshotWorker
-from rackwise.metalog import FileMetadataLog
+from rackwise.controller_node.timers import balance_loop, fence_loop
+from rackwise.metalog.replicated import NotControllerException, ReplicatedMetadataLog
 from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_server
 from rackwise.node.addresses import Endpoint
 from rackwise.node.config import NodeConfig
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, Request, api_name
+from rackwise.raft.config import quorum_config
 
 LOG: Final = logging.getLogger("rackwise.controller")
-FENCE_CHECK_MAX_INTERVAL_S: Final = 0.25
-"""The longest the fencing timer sleeps (a registration may bring its next check closer)."""
+NOT_CONTROLLER: Final = 41
+QUORUM_APIS: Final = frozenset(
+    {
+        ApiKey.VOTE,
+        ApiKey.BEGIN_QUORUM_EPOCH,
+        ApiKey.END_QUORUM_EPOCH,
+        ApiKey.FETCH,
+        ApiKey.FETCH_SNAPSHOT,
+    }
+)
 
 
 def monotonic_ms() -> int:
@@ -84,7 +130,8 @@ def monotonic_ms() -> int:
 
 
 class ControllerNode:
-    """The controller process' state and service (see the module docstring)."""
+    """The controller process' state and service, one voter of ``config.voters`` (see the
+    module docstring)."""
 
     def __init__(
         self,
@@ -100,7 +147,9 @@ class ControllerNode:
         self.config = config
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
-        self.log: FileMetadataLog | None = None
+        self.quorum_config = quorum_config(config.properties)
+        self.log: ReplicatedMetadataLog | None = None
+        self.driver: QuorumDriver | None = None
         self.controller: Controller | None = None
         self.server: ThreadedKafkaServer | None = None
         self.fatal: BaseException | None = None
@@ -108,6 +157,9 @@ class ControllerNode:
         self._queue: asyncio.Queue[Command] = asyncio.Queue()
         self._committed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._active_tasks: list[asyncio.Task[None]] = []
+        self._awaiting: list[tuple[int, list[tuple[Command, Any]]]] = []
+        self._open_s = 0.0  # the log's opening, counted in the first recovery's time
         self._snapshots = SnapshotWorker()
         self._heard: dict[int, tuple[int, int]] = {}  # broker id -> (epoch, arrival ms)
         self._heard_lock = threading.Lock()  # _heard is filled on the listener's thread
@@ -118,57 +170,51 @@ class ControllerNode:
     # ---- lifecycle -----------------------------------------------------------------------
 
     def open(self) -> None:
-        """Open (and recover) the metadata log and the controller over it."""
+        """Open (and recover) this voter's replica of the metadata log."""
         directory = self.config.metadata_log_dir
         assert directory is not None
         started = time.monotonic()
-        log = FileMetadataLog(
+        voters = sorted(self.config.voter_ids or {self.config.node_id})
+        log = ReplicatedMetadataLog(
             directory,
+            self.config.node_id,
+            voters,
+            self.quorum_config,
+            random=self.rng,
+            clock=self.clock,
+            send=lambda destination, message: None,
             segment_bytes=self.config.metadata_log_segment_bytes,
             max_record_bytes_between_snapshots=self.config.max_record_bytes_between_snapshots,
         )
+        log.on_commit = self._on_commit
+        log.on_leader_change = self._on_leader_change
         self.log = log
-        try:
-            self.controller = Controller(
-                log,
-                self.clock,
-                self.config.controller_config(),
-                random=self.rng,
-                is_snapshot_deferred=True,
-            )
-        except BaseException:
-            log.close()
-            raise
-        self._publish_features()
-        recovery = self.controller.recovery
-        snapshot = (
-            "no snapshot"
-            if recovery.snapshot_end_offset is None
-            else f"snapshot ending at offset {recovery.snapshot_end_offset}"
-        )
+        self._open_s = time.monotonic() - started
         LOG.info(
-            "recovered the metadata log in %s in %.3f s: %s (%d records) and %d records after "
-            "it; log offsets %d to %d",
+            "opened the metadata log in %s: offsets %d to %d, epoch %d; voters %s",
             directory,
-            time.monotonic() - started,
-            snapshot,
-            recovery.num_snapshot_records,
-            recovery.num_log_records,
             log.start_offset,
             log.end_offset,
+            log.epoch,
+            ",".join(str(v) for v in voters),
         )
 
     async def start(self) -> None:
-        """Listen on the controller listener and start the commit and fencing loops."""
-        if self.controller is None:
+        """Join the quorum (the only voter leads and activates at once), listen on the
+        controller listener and start the commit loop."""
+        if self.log is None:
             self.open()
+        log = self.log
+        assert log is not None
+        self.driver = QuorumDriver(
+            log,
+            voter_addresses(self.config.voters),
+            cluster_id=self.config.cluster_id,
+            request_timeout_ms=self.quorum_config.request_timeout_ms,
+        )
+        await self.driver.start()
         await self._start_server()
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._commit_loop()),
-            loop.create_task(self._fence_loop()),
-            loop.create_task(self._balance_loop()),
-        ]
+        self._tasks = [asyncio.get_running_loop().create_task(self._commit_loop())]
 
     async def _start_server(self) -> None:
         """The controller listener, its sockets on a thread of their own."""
@@ -194,7 +240,10 @@ class ControllerNode:
         return Endpoint(name, host, port)
 
     async def close(self) -> None:
-        """Stop serving, fail what waits, close the log."""
+        """Resign, stop serving, fail what waits, close the log."""
+        if self.driver is not None:
+            await self.driver.close(resign=True)
+        self._deactivate("shutting down")
         if self.server is not None:
             await self.server.close()
         for task in self._tasks:
@@ -222,10 +271,99 @@ class ControllerNode:
         self.fatal = error
         self.stopped.set()
 
+    # ---- leadership ----------------------------------------------------------------------
+
+    def _on_leader_change(self, leader_id: int, epoch: int) -> None:
+        LOG.info("quorum epoch %d: leader %s", epoch, leader_id if leader_id >= 0 else "none")
+        if self.controller is not None:
+            self._deactivate(f"epoch {epoch} began (leader {leader_id})")
+
+    def _on_commit(self, high_watermark: int) -> None:
+        self._wake_fetchers()
+        ready = [group for group in self._awaiting if group[0] <= high_watermark]
+        self._awaiting = [group for group in self._awaiting if group[0] > high_watermark]
+        for _, outcomes in ready:
+            answer(outcomes)
+        log = self.log
+        assert log is not None
+        start = log.epoch_start_offset
+        if self.controller is None and start is not None and high_watermark > start:
+            self._activate(log)
+
+    def _activate(self, log: ReplicatedMetadataLog) -> None:
+        started = time.monotonic()
+        self.controller = controller = Controller(
+            log,
+            self.clock,
+            self.config.controller_config(),
+            random=self.rng,
+            is_snapshot_deferred=True,
+        )
+        self._publish_features()
+        recovery = controller.recovery
+        snapshot = (
+            "no snapshot"
+            if recovery.snapshot_end_offset is None
+            else f"snapshot ending at offset {recovery.snapshot_end_offset}"
+        )
+        LOG.info("active controller of epoch %d", log.epoch)
+        LOG.info(
+            "recovered the metadata log in %s in %.3f s: %s (%d records) and %d records after "
+            "it; log offsets %d to %d",
+            log.directory,
+            self._open_s + time.monotonic() - started,
+            snapshot,
+            recovery.num_snapshot_records,
+            recovery.num_log_records,
+            log.start_offset,
+            log.end_offset,
+        )
+        self._open_s = 0.0
+        loop = asyncio.get_running_loop()
+        self._active_tasks = [
+            loop.create_task(
+                fence_loop(
+                    controller,
+                    self.submit,
+                    self.clock,
+                    self._take_heard,
+                    self.config.session_timeout_ms,
+                )
+            ),
+            loop.create_task(balance_loop(controller, self.submit, self.clock)),
+        ]
+
+    def _deactivate(self, reason: str) -> None:
+        if self.controller is not None:
+            LOG.info("no longer the active controller: %s", reason)
+        self.controller = None
+        self._publish_features()
+        for task in self._active_tasks:
+            task.cancel()
+        self._active_tasks = []
+        awaiting, self._awaiting = self._awaiting, []
+        error = ApiError(NOT_CONTROLLER, f"the active controller changed: {reason}")
+        for _, outcomes in awaiting:
+            for command, _ in outcomes:
+                if not command.future.done():
+                    command.future.set_result(command.fail(error))
+
+    def _not_controller(self) -> ApiError:
+        log = self.log
+        assert log is not None
+        return ApiError.of(
+            NotControllerException(
+                f"controller {self.config.node_id} is not the active controller; the leader "
+                f"of epoch {log.epoch} is {log.leader_id}",
+                log.leader_id,
+                log.epoch,
+            )
+        )
+
     # ---- the write path ------------------------------------------------------------------
 
     async def submit(self, run: Callable[[], Any], fail: Callable[[ApiError], Any]) -> Any:
-        """Queue a command for the next group commit; its response once durable."""
+        """Queue a command for the next group commit; its response once committed."""
         if self.fatal is not None:
             raise RackwiseError(f"the controller stopped: {self.fatal}")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -241,30 +379,36 @@ class ControllerNode:
             await asyncio.sleep(0)  # answers and reads go out before the next group
 
     def _commit_group(self, commands: list[Command]) -> None:
-        """Commit ``commands`` as one group and answer them (:func:`try_group`: a command that
-        fails with anything but a typed error fails alone, the others are committed again
-        without it; a failing log is fatal)."""
+        """Commit ``commands`` as one group and answer them once committed (:func:`try_group`:
+        a command that fails with anything but a typed error fails alone, the others are
+        committed again without it; a failing log is fatal). Without an active controller
+        every command is answered NOT_CONTROLLER."""
         log, controller = self.log, self.controller
-        assert log is not None and controller is not None
-        before = log.end_offset
+        assert log is not None
+        if controller is None:
+            error = self._not_controller()
+            for command in commands:
+                if not command.future.done():
+                    command.future.set_result(command.fail(error))
+            return
         pending = commands
         while pending:
             attempt = try_group(controller, pending)
             if attempt.fatal is not None:
                 self._die(attempt.fatal)
             elif attempt.outcomes is not None:
-                self._answer_group(attempt.outcomes)
+                if log.high_watermark >= log.end_offset:
+                    answer(attempt.outcomes)
+                else:
+                    self._awaiting.append((log.end_offset, attempt.outcomes))
             pending = attempt.retry
-        if log.end_offset != before:
-            self._wake_fetchers()
-
-    def _answer_group(self, outcomes: list[tuple[Command, Any]]) -> None:
-        """Answer a committed group (a quorum answers once a majority holds it)."""
-        answer(outcomes)
 
     def _maybe_start_snapshot(self) -> None:
         controller, log = self.controller, self.log
-        assert controller is not None and log is not None
+        if controller is None or log is None:
+            return
+        if not self._snapshots.busy:
+            log.snapshot_epoch = log.epoch
         self._snapshots.maybe_start(controller, log)
 
     # ---- the listener's thread, and the fetchers -----------------------------------------
@@ -304,63 +448,15 @@ class ControllerNode:
         self._committed = asyncio.Event()
 
     def committed_end_offset(self) -> int:
-        """The end of what brokers may read: every durable record (a quorum: the high
-        watermark)."""
+        """The end of what brokers may read: the high watermark."""
         log = self.log
         assert log is not None
-        return log.end_offset
+        return log.high_watermark
 
     async def next_commit(self, timeout_s: float) -> None:
         """Until the next commit, or ``timeout_s``."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._committed.wait(), timeout_s)
-
-    # ---- timers --------------------------------------------------------------------------
-
-    async def _fence_loop(self) -> None:
-        controller = self.controller
-        assert controller is not None
-        while True:
-            due = controller.next_check_time_ms()
-            now = self.clock()
-            if due is not None and due <= now:
-                fenced = await self.submit(
-                    lambda: controller.maybe_fence_stale_brokers(heard=self._take_heard()),
-                    lambda error: error,
-                )
-                if isinstance(fenced, list) and fenced:
-                    for broker_id in fenced:
-                        LOG.info(
-                            "fenced broker %d: lease expired (no heartbeat for %d ms)",
-                            broker_id,
-                            self.config.session_timeout_ms,
-                        )
-                    continue
-            wait_s = FENCE_CHECK_MAX_INTERVAL_S
-            if due is not None and due > now:
-                wait_s = min(wait_s, (due - now) / 1000)
-            await asyncio.sleep(wait_s)
-
-    async def _balance_loop(self) -> None:
-        controller = self.controller
-        assert controller is not None
-        while True:
-            due = controller.next_balance_time_ms()
-            now = self.clock()
-            if due is not None and due <= now:
-                written = await self.submit(
-                    controller.maybe_balance_partition_leaders, lambda error: error
-                )
-                if isinstance(written, int) and written:
-                    LOG.info(
-                        "preferred leader election: %d partition change record(s) written",
-                        written,
-                    )
-                continue
-            wait_s = FENCE_CHECK_MAX_INTERVAL_S
-            if due is not None:
-                wait_s = min(wait_s, (due - now) / 1000)
-            await asyncio.sleep(wait_s)
 
     # ---- requests ------------------------------------------------------------------------
 
@@ -368,8 +464,27 @@ class ControllerNode:
         """The response to one request on the controller listener."""
         key = request.header.api_key
         body = request.body
+        log = self.log
+        assert log is not None
+        if key in QUORUM_APIS:
+            if self.driver is None or self.config.voter_ids <= {self.config.node_id}:
+                # From a controller that takes this one for a member of a larger quorum.
+                raise CloseConnection(
+                    f"{api_name(key)} is between the voters of a quorum; controller "
+                    f"{self.config.node_id} is the only voter of its own"
+                )
+            return await self.driver.handle(request)
+        if key == ApiKey.DESCRIBE_QUORUM:
+            return handlers.describe_quorum(
+                request.header.api_version, self.config, log, self.clock()
+            )
+        if key == ApiKey.FETCH_METADATA_LOG:
+            return await handlers.fetch_log(self, body, cluster_id=self.config.cluster_id)
+        if key == ApiKey.FETCH_METADATA_SNAPSHOT:
+            return handlers.fetch_snapshot(log, body)
         controller = self.controller
-        assert controller is not None
+        if controller is None:
+            return handlers.refuse(key, body, self._not_controller())
         if key == ApiKey.BROKER_REGISTRATION:
             return await handlers.register(
                 controller, body, self.submit, cluster_id=self.config.cluster_id
@@ -378,20 +493,9 @@ class ControllerNode:
             return await handlers.heartbeat(controller, body, self.submit)
         if key == ApiKey.ALLOCATE_PRODUCER_IDS:
             return await handlers.allocate_producer_ids(controller, body, self.submit)
-        if key == ApiKey.FETCH_METADATA_LOG:
-            return await self._fetch_log(body)
-        if key == ApiKey.FETCH_METADATA_SNAPSHOT:
-            return self._fetch_snapshot(body)
-        if key == ApiKey.DESCRIBE_QUORUM:
-            return self._describe_quorum(request.header.api_version)
         entry = ENTRIES.get(key)
         if entry is None or entry.answer is None:
-            # Vote, Fetch and the rest of Raft's own APIs, from a controller that takes this
-            # one for a member of a larger quorum: this one is its only voter.
-            raise CloseConnection(
-                f"{api_name(key)} is between the voters of a quorum; controller "
-                f"{self.config.node_id} is the only voter of its own"
-            )
+            raise CloseConnection(f"{api_name(key)} is not answered on the controller listener")
         run = partial(entry.answer, controller, body)
         fail = partial(entry.error, body)
         if entry.writes:
@@ -400,16 +504,3 @@ class ControllerNode:
             return run()
         except RackwiseError as e:
             return fail(ApiError.of(e))
-
-    async def _fetch_log(self, body: Any) -> Any:
-        return await handlers.fetch_log(self, body, cluster_id=self.config.cluster_id)
-
-    def _fetch_snapshot(self, body: Any) -> Any:
-        log = self.log
-        assert log is not None
-        return handlers.fetch_snapshot(log, body)
-
-    def _describe_quorum(self, version: int) -> Any:
-        log = self.log
-        assert log is not None
-        return handlers.describe_quorum(version, self.config, log, self.committed_end_offset())

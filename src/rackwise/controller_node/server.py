@@ -1,7 +1,7 @@
 """The controller process (KIP-631), ``rackwise controller start``: a
-:class:`~rackwise.controller_node.node.ControllerNode` when ``controller.quorum.voters`` names
-this controller alone, a :class:`~rackwise.controller_node.quorum_controller.QuorumControllerNode`
-when it names 3 or 5, served until SIGTERM or SIGINT.
+:class:`~rackwise.controller_node.node.ControllerNode`, one voter of the quorum
+``controller.quorum.voters`` names (this controller alone, or 3 or 5), served until SIGTERM or
+SIGINT.
 
 Constraints
     * The process reports itself ready (one line naming its listener) only once the metadata
@@ -14,7 +14,8 @@ Constraints
 Worked example
     ``rackwise controller start --config controller.properties`` with
     ``controller.quorum.voters=3000@127.0.0.1:9093``: the log in ``metadata.log.dir`` is
-    recovered, the listener is bound on 9093, the ready line is printed; SIGTERM closes the
+    recovered, the controller leads epoch 1 of its one-voter quorum at once, the listener is
+    bound on 9093, the ready line is printed; SIGTERM closes the
     listener, fails what waits, closes the log and the process exits with status 0.
 """
 
@@ -26,7 +27,6 @@ from collections.abc import Mapping
 from typing import Final
 
 from rackwise.controller_node.node import ControllerNode
-from rackwise.controller_node.quorum_controller import QuorumControllerNode
 from rackwise.node.config import load_node_config
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
@@ -46,7 +46,7 @@ def run_controller(config_path: str, overrides: Mapping[str, str] | None = None)
     configure_logging("controller", config.node_id)
 
     async def main(stop: asyncio.Event) -> int:
-        node = ControllerNode(config) if len(config.voters) <= 1 else QuorumControllerNode(config)
+        node = ControllerNode(config)
         node.open()
         try:
             await node.start()

@@ -30,7 +30,8 @@ from typing import Final
 
 from rackwise.common.collector import paused_gc
 from rackwise.controller import Controller, SnapshotJob
-from rackwise.metalog import FileMetadataLog, SnapshotId
+from rackwise.metalog import SnapshotId
+from rackwise.metalog.replicated import ReplicatedMetadataLog
 
 LOG: Final = logging.getLogger("rackwise.controller")
 
@@ -46,7 +47,7 @@ class SnapshotWorker:
         """Whether a snapshot is being written."""
         return self._task is not None
 
-    def maybe_start(self, controller: Controller, log: FileMetadataLog) -> None:
+    def maybe_start(self, controller: Controller, log: ReplicatedMetadataLog) -> None:
         """Start writing the snapshot ``controller`` hands out, if one is due and none is being
         written (on the event loop, between group commits)."""
         if self._task is not None:
@@ -61,7 +62,9 @@ class SnapshotWorker:
         if self._task is not None:
             await asyncio.shield(self._task)
 
-    async def _write(self, controller: Controller, log: FileMetadataLog, job: SnapshotJob) -> None:
+    async def _write(
+        self, controller: Controller, log: ReplicatedMetadataLog, job: SnapshotJob
+    ) -> None:
         """Write ``job`` on a worker thread; log the outcome (never fatal)."""
         started = time.monotonic()
         try:
@@ -88,7 +91,7 @@ class SnapshotWorker:
             self._task = None
 
 
-def write_snapshot(log: FileMetadataLog, job: SnapshotJob) -> tuple[SnapshotId, int]:
+def write_snapshot(log: ReplicatedMetadataLog, job: SnapshotJob) -> tuple[SnapshotId, int]:
     """On a worker thread: the job's image as records, written as a snapshot; its id and
     size in bytes. The cyclic collector is paused meanwhile (the records are millions of
     objects without cycles, and a full collection would hold the interpreter for seconds)."""

@@ -15,8 +15,8 @@ Constraints
     in order: the quorum state is written (fsynced) before any message that follows it, an
     append is fsynced before the state machine hears of it. Sending is the caller's
     (``send``), as is calling :meth:`tick` when :meth:`next_deadline_ms` comes.
-    A log written by a single controller (epochs without a quorum-state file) is taken over
-    as is: the quorum starts in the epoch of its last batch.
+    A log written without a quorum-state file (by a single controller of an earlier release)
+    is taken over as is: the quorum starts in the epoch of its last batch.
     The leader's mark at the start of its epoch (Kafka's LeaderChangeMessage) is stored as a
     ``NoOpRecord``, which the controller's replay skips.
 
@@ -281,6 +281,7 @@ class ReplicatedMetadataLog(MetadataLog):
                 self.leader_id,
                 self.epoch,
             )
+        self._adopt_snapshot()  # a single voter's leader has no timer to tick it
         lasts: list[int] = []
         outputs: list[Output] = []
         for records in batches:

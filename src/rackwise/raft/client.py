@@ -132,7 +132,10 @@ class RaftClient(VoteMixin, FetchMixin):
 
     def start(self, now_ms: int) -> list[Output]:
         """Take up the role the persisted state implies: a voter that led its epoch is
-        RESIGNED (it may not lead that epoch again), one that knew a leader follows it."""
+        RESIGNED (it may not lead that epoch again), one that knew a leader follows it. The
+        only voter of its quorum stands at once, whatever it persisted (Kafka's
+        ``KafkaRaftClient.initialize``): it leads the next epoch without an election
+        timeout."""
         state = self.election
         if state.leader_id == self.node_id:
             self._become_resigned(now_ms)
@@ -140,8 +143,8 @@ class RaftClient(VoteMixin, FetchMixin):
             self._become_follower(state.epoch, state.leader_id, now_ms)
         else:
             self._become_unattached(state.epoch, now_ms, voted_id=state.voted_id)
-            if len(self.voters) == 1:
-                self.election_deadline_ms = now_ms
+        if len(self.voters) == 1:
+            self.election_deadline_ms = now_ms
         return self._poll(now_ms)
 
     def handle_message(self, now_ms: int, source: int, message: Message) -> list[Output]:

@@ -23,6 +23,7 @@ Worked example
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -88,6 +89,20 @@ class QuorumConfig:
                 f"request_timeout_ms ({self.request_timeout_ms}) must exceed fetch_max_wait_ms "
                 f"({self.fetch_max_wait_ms}): a held fetch would otherwise time out"
             )
+
+
+def quorum_config(properties: Mapping[str, str]) -> QuorumConfig:
+    """The ``controller.quorum.*`` timings of a node's properties (Kafka's defaults for the
+    keys it does not set)."""
+    keys = {
+        "election_timeout_ms": QUORUM_ELECTION_TIMEOUT_MS_CONFIG,
+        "election_backoff_max_ms": QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG,
+        "fetch_timeout_ms": QUORUM_FETCH_TIMEOUT_MS_CONFIG,
+        "request_timeout_ms": QUORUM_REQUEST_TIMEOUT_MS_CONFIG,
+        "retry_backoff_ms": QUORUM_RETRY_BACKOFF_MS_CONFIG,
+    }
+    values = {field: int(properties[key]) for field, key in keys.items() if key in properties}
+    return QuorumConfig(**values)
 
 
 def parse_voters(value: str) -> tuple[VoterEndpoint, ...]:
