@@ -35,6 +35,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from rackwise.common.error_codes import (
+    INCONSISTENT_CLUSTER_ID,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    POSITION_OUT_OF_RANGE,
+    SNAPSHOT_NOT_FOUND,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller
@@ -64,12 +71,6 @@ MAX_SNAPSHOT_CHUNK_BYTES: Final = 16 << 20
 MAX_FETCH_WAIT_MS: Final = 60_000
 
 # Kafka's error codes these answers use.
-OFFSET_OUT_OF_RANGE: Final = 1
-INVALID_REQUEST: Final = 42
-SNAPSHOT_NOT_FOUND: Final = 98
-POSITION_OUT_OF_RANGE: Final = 99
-INCONSISTENT_CLUSTER_ID: Final = 104
-NOT_LEADER_OR_FOLLOWER: Final = 6
 NO_TIMESTAMP: Final = -1
 NO_OFFSET: Final = -1
 """A voter's log end offset before it fetched in the leader's epoch (Kafka's -1)."""

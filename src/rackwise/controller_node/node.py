@@ -96,6 +96,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
+from rackwise.common.error_codes import NOT_CONTROLLER
 from rackwise.common.errors import RackwiseError
 from rackwise.controller import ApiError, Controller
 from rackwise.controller_node import handlers
@@ -113,7 +114,6 @@ from rackwise.protocol import ApiKey, Listener, Request, api_name
 from rackwise.raft.config import quorum_config
 
 LOG: Final = logging.getLogger("rackwise.controller")
-NOT_CONTROLLER: Final = 41
 QUORUM_APIS: Final = frozenset(
     {
         ApiKey.VOTE,

@@ -21,11 +21,9 @@ Constraints
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from rackwise.protocol import response_to
-
-NONE: Final = 0
 
 
 def response(body: Any, values: dict[str, Any]) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from rackwise.common.error_codes import NONE
 from rackwise.controller import (
     ApiError,
     BrokerHeartbeatRequest,
@@ -23,7 +24,7 @@ from rackwise.controller import (
     ProducerIdsBlock,
 )
 from rackwise.controller import Listener as BrokerListener
-from rackwise.controller_node.apis import NONE, response
+from rackwise.controller_node.apis import response
 from rackwise.protocol import error_name
 from rackwise.records import ZERO_UUID
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rackwise.common.error_codes import NONE
 from rackwise.controller import ApiError
 from rackwise.controller.alter_partition import (
     AlterPartitionData,
@@ -26,7 +27,7 @@ from rackwise.controller.messages import (
     ReassignableTopic,
     ReassignableTopicResult,
 )
-from rackwise.controller_node.apis import NONE, response
+from rackwise.controller_node.apis import response
 from rackwise.records import ZERO_UUID
 
 # ---- partitions (KIP-497) ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rackwise.common.error_codes import NONE
 from rackwise.controller import (
     ApiError,
     CreatableTopic,
@@ -20,7 +21,7 @@ from rackwise.controller import (
     CreateReplicaPlacementResponse,
     DeletableTopicResult,
 )
-from rackwise.controller_node.apis import NONE, response
+from rackwise.controller_node.apis import response
 from rackwise.protocol import ApiKey, make, response_class
 from rackwise.records import ZERO_UUID
 
