@@ -202,6 +202,20 @@ def test_an_offsets_topic_the_broker_cannot_create_is_one_warning(cluster: Clust
     assert text.count("auto-creation of topic '__consumer_offsets'") == 1, text[-2000:]
 
 
+def test_ctrl_c_on_a_restart_stops_only_what_that_up_started(cluster: Cluster) -> None:
+    """Last of the module's cluster tests: it leaves the broker stopped."""
+    controller, broker = json.loads(cluster.last_up.stdout)["nodes"]
+    os.kill(broker["pid"], signal.SIGKILL)
+    restart = _start_up(cluster.directory)
+    _when(lambda: _recorded_pids(cluster.directory)[1] not in (None, broker["pid"]), restart)
+    assert _stop(restart, signal.SIGINT, cluster.directory) == Stopped(
+        130,
+        ["error: interrupted: stopped broker-1, started by this cluster up"],
+        [controller["pid"]],
+        [controller["pid"], None],
+    )
+
+
 def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path: Path) -> None:
     process = _start_up(tmp_path / "c", "--brokers", "1")
     time.sleep(0.3)  # the interpreter is up; the command's modules take seconds to load
@@ -217,16 +231,20 @@ def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path: Path) -> None:
 def test_a_port_in_use_names_the_node_and_address_and_starts_nothing(tmp_path: Path) -> None:
     nodes = plan_cluster(2, None, free_ports(3))
     save_states(tmp_path, [NodeState(n, None) for n in nodes])
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", nodes[2].port))
-        held.listen()
-        result = rackwise("cluster", "up", "--dir", str(tmp_path))
-    assert result.returncode == 1
-    assert result.stderr == (
-        f"error: broker-2 cannot listen on 127.0.0.1:{nodes[2].port}: the address is already "
-        "in use; free it\n"
-    )
-    assert _processes_of(tmp_path) == []
+    try:
+        with socket.socket() as held:
+            held.bind(("127.0.0.1", nodes[2].port))
+            held.listen()
+            result = rackwise("cluster", "up", "--dir", str(tmp_path))
+        assert result.returncode == 1
+        assert result.stderr == (
+            f"error: broker-2 cannot listen on 127.0.0.1:{nodes[2].port}: the address is "
+            "already in use; free it\n"
+        )
+        assert _processes_of(tmp_path) == []
+    finally:
+        for pid in _processes_of(tmp_path):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_broker_that_dies_at_start_stops_the_rest(tmp_path: Path) -> None:

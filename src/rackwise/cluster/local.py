@@ -316,7 +316,7 @@ def _start(
                     _wait_listening(directory, controller, deadline)
         wait_for_brokers(directory, states, deadline, progress)
         return states
-    except (Interrupted, ClusterError, KeyboardInterrupt, OSError) as e:
+    except BaseException as e:  # a failure, Interrupted, KeyboardInterrupt: stop, re-raise
         with signals.ignored():
             stopped = _stop_started(directory, states)
         if isinstance(e, Interrupted):
@@ -344,10 +344,8 @@ def _stop_started(directory: Path, states: Sequence[NodeState]) -> str | None:
             stop_node(state.pid or 0, config_path(directory, state.spec), DEFAULT_STOP_GRACE_S)
         except ClusterError:
             survivors.append(state)
-    kept = {s.spec.id for s in states if s.action == "running"} | {s.spec.id for s in survivors}
-    save_states(
-        directory, [s if s.spec.id in kept else NodeState(s.spec, NOT_RUNNING) for s in states]
-    )
+    stopped_ids = {s.spec.id for s in alive if s not in survivors}
+    save_states(directory, [_recorded(directory, s, stopped_ids) for s in states])
     if not alive:
         return None
     said = []
@@ -356,8 +354,16 @@ def _stop_started(directory: Path, states: Sequence[NodeState]) -> str | None:
         said.append(f"stopped {_names(stopped)}, started by this cluster up")
     if survivors:
         running = _names([f"{s.spec.name} (pid {s.pid})" for s in survivors])
-        said.append(f"{running} still running: `rackwise cluster down --dir {directory}` stops it")
+        said.append(f"{running} still running; stop with `rackwise cluster down --dir {directory}`")
     return "; ".join(said)
+
+
+def _recorded(directory: Path, state: NodeState, stopped: set[int]) -> NodeState:
+    """``state`` as ``cluster.json`` records it after a failed ``up``: its pid while it runs
+    (started before, or surviving), :data:`NOT_RUNNING` otherwise."""
+    if state.spec.id in stopped or not is_running(state.pid, config_path(directory, state.spec)):
+        return NodeState(state.spec, NOT_RUNNING)
+    return state
 
 
 def _names(names: Sequence[str]) -> str:
