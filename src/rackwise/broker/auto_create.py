@@ -8,6 +8,10 @@ Constraints
     send another CreateTopics); an invalid name is never sent (the caller answers
     INVALID_TOPIC_EXCEPTION); the creation runs in the background so the request that caused it
     is answered at once (LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION, both retriable).
+    A refusal is logged at WARNING once per topic and error, with the error's name, the
+    controller's message and, for INVALID_REPLICATION_FACTOR, the setting that asked for the
+    factor (Kafka's broker logged it as "... which is configured by
+    offsets.topic.replication.factor"); the same refusal again, as clients retry, at DEBUG.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
+from rackwise.common import error_codes
+from rackwise.common.error_table import describe
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.protocol import ApiKey, make, request_class
 
@@ -28,6 +34,15 @@ DEFAULT_FROM_CONTROLLER: Final = -1
 TIMEOUT_MS: Final = 30_000
 MAX_PENDING: Final = 1_000
 """At most this many topics are being created at once; more are refused (retried later)."""
+MAX_REFUSED: Final = 1_000
+"""At most this many topics' last refusals are remembered (to log each once)."""
+REPLICATION_FACTOR_CONFIGS: Final = {
+    "__consumer_offsets": "offsets.topic.replication.factor",
+    "__transaction_state": "transaction.state.log.replication.factor",
+    "__share_group_state": "share.coordinator.state.topic.replication.factor",
+}
+"""The setting that gives an internal topic's replication factor, as Kafka's
+``AutoTopicCreationManager`` reads it; other topics get ``default.replication.factor``."""
 
 
 class AutoTopicCreator:
@@ -36,6 +51,8 @@ class AutoTopicCreator:
     def __init__(self, forward: Callable[[Any], Awaitable[Any]]) -> None:
         self.forward = forward
         self._pending: dict[str, asyncio.Task[None]] = {}
+        self._refused: dict[str, int] = {}
+        """The error last logged at WARNING for each topic whose creation was refused."""
 
     def __call__(self, name: str) -> None:
         self.create(name)
@@ -76,17 +93,50 @@ class AutoTopicCreator:
             response = await self.forward(request)
             for answered in response.topics:
                 code = int(answered.error_code)
-                if code not in (0, 36):  # NONE, TOPIC_ALREADY_EXISTS
-                    LOG.info("auto-creation of topic %r refused: error %d", name, code)
-                else:
+                if code in (error_codes.NONE, error_codes.TOPIC_ALREADY_EXISTS):
+                    self._refused.pop(name, None)
                     LOG.info("topic %r auto-created", name)
+                else:
+                    self._log_refusal(topic, code, answered.error_message)
         except Exception as e:
             LOG.info("auto-creation of topic %r failed: %s", name, e)
         finally:
             self._pending.pop(name, None)
+
+    def _log_refusal(self, topic: Mapping[str, Any], code: int, message: str | None) -> None:
+        """WARNING the first time ``topic`` is refused with ``code``, DEBUG after."""
+        name = topic["name"]
+        text = refusal_text(name, code, message, topic["replication_factor"])
+        if self._refused.get(name) == code:
+            LOG.debug("%s", text)
+            return
+        if len(self._refused) >= MAX_REFUSED:
+            self._refused.clear()
+        self._refused[name] = code
+        LOG.warning("%s", text)
 
     async def close(self) -> None:
         for task in list(self._pending.values()):
             task.cancel()
         await asyncio.gather(*self._pending.values(), return_exceptions=True)
         self._pending.clear()
+
+
+def refusal_text(name: str, code: int, message: str | None, replication_factor: int) -> str:
+    """``auto-creation of topic '__consumer_offsets' refused: INVALID_REPLICATION_FACTOR
+    (error 38): <the controller's message>``, and for that error the setting behind the
+    factor."""
+    error = describe(code)
+    text = f"auto-creation of topic {name!r} refused: "
+    text += f"{error.name if error else 'UNKNOWN_SERVER_ERROR'} (error {code})"
+    reason = message or (error.message if error else None)
+    if reason:
+        text += f": {reason.rstrip('.')}"
+    if code == error_codes.INVALID_REPLICATION_FACTOR:
+        config = REPLICATION_FACTOR_CONFIGS.get(name, "default.replication.factor")
+        factor = "" if replication_factor == DEFAULT_FROM_CONTROLLER else f"={replication_factor}"
+        text += (
+            f" ({config}{factor}); this can be ignored if the cluster is starting up and not "
+            "all brokers are up yet"
+        )
+    return text

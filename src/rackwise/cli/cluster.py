@@ -19,6 +19,7 @@ from rackwise.cluster.local import (
     up,
 )
 from rackwise.cluster.plan import NodeState, cluster_document, parse_racks
+from rackwise.cluster.processes import Interrupted
 from rackwise.node.properties_file import parse_overrides
 
 
@@ -48,9 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     start.add_argument(
         "--log-dirs",
         type=int,
-        default=1,
         metavar="N",
-        help="log directories per broker (JBOD; default 1): data-1 .. data-N",
+        help="log directories per broker (JBOD; default 1, or what the cluster in DIR has): "
+        "data-1 .. data-N",
     )
     start.add_argument(
         "--placer", metavar="NAME", help="broker.replica.placer (e.g. rack-aware, multi-level)"
@@ -97,17 +98,21 @@ def _progress(ready: int, total: int) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     overrides = parse_overrides(args.override, args.non_options)
-    states = up(
-        Path(args.dir),
-        num_brokers=args.brokers,
-        racks=parse_racks(args.racks),
-        placer=args.placer,
-        timeout_s=args.timeout,
-        progress=_progress,
-        overrides=overrides,
-        log_dirs=args.log_dirs,
-        num_controllers=args.controllers,
-    )
+    try:
+        states = up(
+            Path(args.dir),
+            num_brokers=args.brokers,
+            racks=parse_racks(args.racks),
+            placer=args.placer,
+            timeout_s=args.timeout,
+            progress=_progress,
+            overrides=overrides,
+            log_dirs=args.log_dirs,
+            num_controllers=args.controllers,
+        )
+    except Interrupted as e:  # SIGINT or SIGTERM: one line, 130 or 143
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_status
     if args.json:
         print(json.dumps(cluster_document(states)))
         return 0

@@ -124,7 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in args_list if not a.startswith("-")), None)
     if name in SUBCOMMANDS:
-        module = importlib.import_module(SUBCOMMANDS[name][0])
+        try:
+            module = importlib.import_module(SUBCOMMANDS[name][0])
+        except KeyboardInterrupt:  # Ctrl-C while a command's modules load (seconds under load)
+            print("error: interrupted", file=sys.stderr)
+            return 130
         module.configure(subparsers[name])
     args, extras = parser.parse_known_args(args_list)
     if extras:

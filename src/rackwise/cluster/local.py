@@ -34,9 +34,17 @@ Constraints
     * ``cluster.json`` is written atomically (temporary file, fsync, rename). A pid counts as a
       running node only while that process still runs with that node's config file on its
       command line (``/proc/PID/cmdline``), so a recycled pid is not taken for a node.
+    * ``up`` refuses, before it writes or starts anything, a directory that holds files but no
+      ``cluster.json``, a ``--log-dirs`` other than the count the brokers' files hold
+      (:mod:`rackwise.cluster.configs`), and a node whose address another process listens on
+      (naming the node and the address).
     * ``up`` waits until the controller listens and every broker is registered and unfenced
       (DescribeCluster through kafka-python, as any client sees it), and fails with the node and
       its log file when a process exits or the wait times out.
+    * Each pid is in ``cluster.json`` as soon as its process exists. When a node fails to
+      start, the wait times out, or SIGINT or SIGTERM arrives
+      (:class:`~rackwise.cluster.processes.Interrupted`), ``up`` stops the nodes it started
+      (those already running stay), records that, and its one-line error says so.
     * ``down`` sends SIGTERM to the brokers, then the controller, and SIGKILL to whatever still
       runs after a grace period.
 
@@ -52,12 +60,10 @@ Worked example
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -65,8 +71,8 @@ from pathlib import Path
 from typing import Final
 
 from rackwise.client.admin import Admin, AdminError
+from rackwise.cluster.configs import log_dirs_count, new_configs, write_atomically, write_configs
 from rackwise.cluster.plan import (
-    HOST,
     NOT_RUNNING,
     ClusterError,
     NodeSpec,
@@ -74,41 +80,30 @@ from rackwise.cluster.plan import (
     check_overrides,
     check_up_options,
     cluster_document,
-    new_cluster_id,
-    node_properties,
     parse_cluster_document,
     plan_cluster,
 )
-from rackwise.formats.properties import format_properties
-from rackwise.node.config import CLUSTER_ID, NodeConfig, overrides_for_role
-from rackwise.node.properties_file import load_properties
-from rackwise.placement import REPLICA_PLACER_CONFIG
+from rackwise.cluster.processes import (
+    POLL_INTERVAL_S,
+    Interrupted,
+    Signals,
+    address_in_use,
+    config_path,
+    free_ports,
+    interruptible,
+    is_running,
+    log_path,
+    start_node,
+    stop_node,
+)
 
 DEFAULT_DIR: Final = "rackwise-cluster"
 CLUSTER_FILE: Final = "cluster.json"
-PROPERTIES_FILE: Final = "server.properties"
-LOG_FILE: Final = "server.log"
 DEFAULT_START_TIMEOUT_S: Final = 60.0
 DEFAULT_STOP_GRACE_S: Final = 10.0
-POLL_INTERVAL_S: Final = 0.1
 
 
-# -- files -------------------------------------------------------------------------------------
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: a temporary file beside it, fsync, rename, fsync dir."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+# -- cluster.json and the nodes' start ---------------------------------------------------------
 
 
 def load_states(directory: Path) -> list[NodeState] | None:
@@ -125,92 +120,6 @@ def save_states(directory: Path, states: Sequence[NodeState]) -> None:
     )
 
 
-def free_ports(count: int, host: str = HOST) -> list[int]:
-    """``count`` distinct ports of ``host`` that nothing listens on right now."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-# -- processes ---------------------------------------------------------------------------------
-
-
-def config_path(directory: Path, node: NodeSpec) -> Path:
-    return directory / node.name / PROPERTIES_FILE
-
-
-def log_path(directory: Path, node: NodeSpec) -> Path:
-    return directory / node.name / LOG_FILE
-
-
-def is_running(pid: int | None, config: Path) -> bool:
-    """Whether ``pid`` is a live process started with ``config`` on its command line."""
-    if pid is None:
-        return False
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return _pid_exists(pid)
-    return str(config).encode() in cmdline.split(b"\0")
-
-
-def _pid_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError as e:
-        return e.errno == errno.EPERM
-    return True
-
-
-def start_node(directory: Path, node: NodeSpec) -> int:
-    """Start ``node`` as a detached process (its own session) logging to its ``server.log``."""
-    config = config_path(directory, node)
-    log = log_path(directory, node)
-    with open(log, "a", encoding="utf-8") as f:
-        f.write(f"--- rackwise cluster up: starting {node.name} at {time.ctime()} ---\n")
-    argv = [sys.executable, "-m", "rackwise.cli.main", node.role, "start", "--config", str(config)]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
-        (os.POSIX_SPAWN_DUP2, 1, 2),
-    ]
-    return os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-
-
-def stop_node(pid: int, config: Path, grace_s: float) -> str:
-    """SIGTERM, then SIGKILL if it still runs after ``grace_s``: "stopped" or "killed"."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    if _wait_gone(pid, config, grace_s):
-        return "stopped"
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    if _wait_gone(pid, config, 5.0):
-        return "killed"
-    raise ClusterError(f"process {pid} survived SIGKILL")
-
-
-def _wait_gone(pid: int, config: Path, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while is_running(pid, config):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(POLL_INTERVAL_S)
-    return True
-
-
 def _listening(node: NodeSpec) -> bool:
     try:
         with socket.create_connection((node.host, node.port), timeout=1.0):
@@ -219,11 +128,24 @@ def _listening(node: NodeSpec) -> bool:
         return False
 
 
-def _died(directory: Path, state: NodeState) -> ClusterError:
+def exit_error(directory: Path, state: NodeState) -> ClusterError:
+    """The error for a node whose process exited while it started: its log file and last line,
+    or, when that line is a bind's EADDRINUSE (which names no address), the address."""
     log = log_path(directory, state.spec)
+    last = _last_line(log)
+    if ADDRESS_IN_USE in last.lower():
+        return ClusterError(
+            f"{state.spec.name} (pid {state.pid}) exited while starting: its address "
+            f"{state.spec.address} is already in use (see {log})"
+        )
+    where = f" (last line: {last})" if last else ""
     return ClusterError(
-        f"{state.spec.name} (pid {state.pid}) exited while starting: see {log}{_last_line(log)}"
+        f"{state.spec.name} (pid {state.pid}) exited while starting: see {log}{where}"
     )
+
+
+ADDRESS_IN_USE: Final = "address already in use"
+"""``strerror(EADDRINUSE)``, lower case, as a node's last log line has it."""
 
 
 def _last_line(log: Path) -> str:
@@ -231,14 +153,14 @@ def _last_line(log: Path) -> str:
         lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
         return ""
-    return f" (last line: {lines[-1].strip()[:200]})" if lines else ""
+    return lines[-1].strip()[:200] if lines else ""
 
 
 def _wait_listening(directory: Path, state: NodeState, deadline: float) -> None:
     config = config_path(directory, state.spec)
     while not _listening(state.spec):
         if not is_running(state.pid, config):
-            raise _died(directory, state)
+            raise exit_error(directory, state)
         if time.monotonic() >= deadline:
             raise ClusterError(
                 f"{state.spec.name} does not listen on {state.spec.address}: "
@@ -266,7 +188,7 @@ def wait_for_brokers(
         while True:
             for state in states:
                 if not is_running(state.pid, config_path(directory, state.spec)):
-                    raise _died(directory, state)
+                    raise exit_error(directory, state)
             ready: set[int] = set()
             with contextlib.suppress(AdminError):
                 if admin is None:
@@ -327,69 +249,6 @@ def _plan_or_reuse(
     return recorded
 
 
-def _write_configs(
-    directory: Path,
-    states: Sequence[NodeState],
-    placer: str | None,
-    overrides: Mapping[str, str],
-    log_dirs: int = 1,
-) -> None:
-    """Write the ``.properties`` file of each node that has none, once every node's settings
-    passed the checks its process makes (and an existing file agrees with the options)."""
-    controller = [s.spec for s in states if s.spec.role == "controller"]
-    cluster_id = _recorded_cluster_id(directory, states) or new_cluster_id()
-    new: list[tuple[NodeSpec, dict[str, str]]] = []
-    for state in states:
-        node = state.spec
-        node_dir = (directory / node.name).resolve()
-        props = node_properties(
-            node,
-            controller,
-            node_dir,
-            placer,
-            cluster_id,
-            overrides,
-            log_dirs=log_dirs,
-            num_brokers=sum(1 for s in states if s.spec.role == "broker"),
-        )
-        NodeConfig.from_properties(props)  # refuses an unknown key or a bad value, naming it
-        config = config_path(directory, node)
-        if config.exists():
-            expected = overrides_for_role(overrides, node.role)
-            if placer is not None:
-                expected[REPLICA_PLACER_CONFIG] = placer
-            _check_recorded(config, expected)
-        else:
-            new.append((node, props))
-    for state in states:
-        (directory / state.spec.name).mkdir(parents=True, exist_ok=True)
-    for node, props in new:
-        text = format_properties(props, [f" {node.name}, by rackwise cluster up"])
-        write_atomically(config_path(directory, node), text)
-
-
-def _check_recorded(config: Path, expected: Mapping[str, str]) -> None:
-    """Refuse options that disagree with a node's existing ``.properties`` file."""
-    recorded = load_properties(config)
-    for key, value in expected.items():
-        if recorded.get(key) != value:
-            raise ClusterError(
-                f"{config} sets {key}={recorded.get(key) or '(default)'}, not {value}: "
-                "edit it or use another --dir"
-            )
-
-
-def _recorded_cluster_id(directory: Path, states: Sequence[NodeState]) -> str | None:
-    """The ``cluster.id`` an existing node's ``.properties`` file already holds, if any."""
-    for state in states:
-        config = config_path(directory, state.spec)
-        if config.exists():
-            recorded = load_properties(config).get(CLUSTER_ID, "").strip()
-            if recorded:
-                return recorded
-    return None
-
-
 def up(
     directory: Path,
     *,
@@ -399,37 +258,142 @@ def up(
     timeout_s: float = DEFAULT_START_TIMEOUT_S,
     progress: Progress = lambda ready, total: None,
     overrides: Mapping[str, str] | None = None,
-    log_dirs: int = 1,
+    log_dirs: int | None = None,
     num_controllers: int | None = None,
 ) -> list[NodeState]:
     """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
     first time), wait until every broker is registered and unfenced, record the pids.
     ``overrides`` (``--override``) go into the nodes' first ``.properties`` files; each broker
-    gets ``log_dirs`` log directories (``--log-dirs``)."""
-    if log_dirs < 1:
+    gets ``log_dirs`` log directories (``--log-dirs``; by default 1, or what the cluster has).
+
+    If a node fails to start, or SIGINT or SIGTERM arrives (:class:`Interrupted`), the nodes
+    this call started are stopped again and ``cluster.json`` records what still runs; the
+    error says which were stopped."""
+    if log_dirs is not None and log_dirs < 1:
         raise ClusterError(f"--log-dirs {log_dirs}: a broker needs at least one log directory")
     overrides = dict(overrides or {})
     check_overrides(overrides, placer)
     check_up_options(num_brokers, racks, placer, overrides, timeout_s)
     directory = directory.resolve()
-    directory.mkdir(parents=True, exist_ok=True)
-    states = _plan_or_reuse(directory, num_brokers, racks, num_controllers)
-    _write_configs(directory, states, placer, overrides, log_dirs)
-    deadline = time.monotonic() + timeout_s
+    with interruptible() as signals:
+        _check_directory(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        states = _plan_or_reuse(directory, num_brokers, racks, num_controllers)
+        count = log_dirs_count(directory, states, log_dirs)
+        new = new_configs(directory, states, placer, overrides, count)
+        _check_ports(directory, states)
+        with signals.held():
+            if load_states(directory) is None:
+                save_states(directory, states)  # a cluster is recorded before its files
+            write_configs(directory, states, new)
+        return _start(directory, states, signals, time.monotonic() + timeout_s, progress)
 
-    def ensure(state: NodeState) -> NodeState:
-        if is_running(state.pid, config_path(directory, state.spec)):
-            return replace(state, action="running")
-        return NodeState(state.spec, start_node(directory, state.spec), "started")
 
-    states = [ensure(s) if s.spec.role == "controller" else s for s in states]
-    save_states(directory, states)
-    for controller in (s for s in states if s.spec.role == "controller"):
-        _wait_listening(directory, controller, deadline)
-    states = [ensure(s) if s.spec.role == "broker" else s for s in states]
-    save_states(directory, states)
-    wait_for_brokers(directory, states, deadline, progress)
-    return states
+def _start(
+    directory: Path,
+    states: Sequence[NodeState],
+    signals: Signals,
+    deadline: float,
+    progress: Progress,
+) -> list[NodeState]:
+    """Start the controllers that do not run and wait until they listen, then the brokers, and
+    wait until all are unfenced; each pid is recorded as soon as its process exists. On any
+    failure, stop what was started (:func:`_stop_started`) and say so in the error."""
+    states = list(states)
+    try:
+        for role in ("controller", "broker"):
+            for i, state in enumerate(states):
+                if state.spec.role != role:
+                    continue
+                if is_running(state.pid, config_path(directory, state.spec)):
+                    states[i] = replace(state, action="running")
+                    continue
+                with signals.held():
+                    states[i] = NodeState(state.spec, start_node(directory, state.spec), "started")
+                    save_states(directory, states)
+            if role == "controller":
+                for controller in (s for s in states if s.spec.role == "controller"):
+                    _wait_listening(directory, controller, deadline)
+        wait_for_brokers(directory, states, deadline, progress)
+        return states
+    except BaseException as e:  # a failure, Interrupted, KeyboardInterrupt: stop, re-raise
+        with signals.ignored():
+            stopped = _stop_started(directory, states)
+        if isinstance(e, Interrupted):
+            raise Interrupted(e.signum, stopped) from None
+        if stopped and isinstance(e, ClusterError):
+            raise ClusterError(f"{e}; {stopped}") from None
+        raise
+
+
+def _stop_started(directory: Path, states: Sequence[NodeState]) -> str | None:
+    """Stop the nodes of ``states`` that this ``up`` started and that still run (SIGTERM to
+    all, SIGKILL after the grace period), record what runs then, and say what was done (None
+    when nothing was running)."""
+    alive = [
+        s
+        for s in states
+        if s.action == "started" and is_running(s.pid, config_path(directory, s.spec))
+    ]
+    for state in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(state.pid or 0, signal.SIGTERM)
+    survivors = []
+    for state in alive:
+        try:
+            stop_node(state.pid or 0, config_path(directory, state.spec), DEFAULT_STOP_GRACE_S)
+        except ClusterError:
+            survivors.append(state)
+    stopped_ids = {s.spec.id for s in alive if s not in survivors}
+    save_states(directory, [_recorded(directory, s, stopped_ids) for s in states])
+    if not alive:
+        return None
+    said = []
+    stopped = [s.spec.name for s in alive if s not in survivors]
+    if stopped:
+        said.append(f"stopped {_names(stopped)}, started by this cluster up")
+    if survivors:
+        running = _names([f"{s.spec.name} (pid {s.pid})" for s in survivors])
+        said.append(f"{running} still running; stop with `rackwise cluster down --dir {directory}`")
+    return "; ".join(said)
+
+
+def _recorded(directory: Path, state: NodeState, stopped: set[int]) -> NodeState:
+    """``state`` as ``cluster.json`` records it after a failed ``up``: its pid while it runs
+    (started before, or surviving), :data:`NOT_RUNNING` otherwise."""
+    if state.spec.id in stopped or not is_running(state.pid, config_path(directory, state.spec)):
+        return NodeState(state.spec, NOT_RUNNING)
+    return state
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _check_directory(directory: Path) -> None:
+    """Refuse a directory that holds files but no ``cluster.json``: not a rackwise cluster."""
+    if not directory.is_dir() or (directory / CLUSTER_FILE).exists():
+        return
+    leftover = f".{CLUSTER_FILE}.tmp"  # of a write cut short
+    if any(entry.name != leftover for entry in directory.iterdir()):
+        raise ClusterError(
+            f"{directory} is not empty and holds no rackwise cluster (no {CLUSTER_FILE}): "
+            "give an empty or new --dir"
+        )
+
+
+def _check_ports(directory: Path, states: Sequence[NodeState]) -> None:
+    """Refuse to start anything when a node that is to be started could not listen."""
+    for state in states:
+        config = config_path(directory, state.spec)
+        if is_running(state.pid, config) or not address_in_use(state.spec):
+            continue
+        hint = f", or give {state.spec.name} another port in {config}" if config.exists() else ""
+        raise ClusterError(
+            f"{state.spec.name} cannot listen on {state.spec.address}: the address is already "
+            f"in use; free it{hint}"
+        )
 
 
 def down(directory: Path, *, grace_s: float = DEFAULT_STOP_GRACE_S) -> list[NodeState]:
