@@ -1,11 +1,16 @@
 """A broker's registration and heartbeats against a stand-in controller over a real socket:
 what it logs when the controller refuses it (Kafka's error name and code, one line) and when
-its heartbeat answers fence or unfence it (one line per transition)."""
+its heartbeat answers fence or unfence it (one line per transition); and a failed log
+directory, named in a heartbeat sent at once rather than at the next interval."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,8 @@ class StandIn:
         self.registrations = registrations
         self.heartbeats = heartbeats
         self.num_heartbeats = 0
+        self.offline_log_dirs: list[tuple[float, list[uuid.UUID]]] = []
+        """Each heartbeat's arrival (monotonic seconds) and the directories it names offline."""
 
     async def handle(self, request: Request) -> Any:
         key, version = request.header.api_key, request.header.api_version
@@ -52,6 +59,9 @@ class StandIn:
             return make(cls, throttle_time=0, error_code=error, broker_epoch=10)
         if key == ApiKey.BROKER_HEARTBEAT:
             self.num_heartbeats += 1
+            self.offline_log_dirs.append(
+                (time.monotonic(), list(request.body.offline_log_dirs or ()))
+            )
             error, fenced = (
                 self.heartbeats.pop(0) if len(self.heartbeats) > 1 else self.heartbeats[0]
             )
@@ -66,8 +76,7 @@ class StandIn:
         raise CloseConnection(f"the stand-in does not serve api key {key}")
 
 
-async def run_lifecycle(tmp_path: Path, stand_in: StandIn, num_heartbeats: int) -> None:
-    server = await start_server(stand_in.handle, Listener.CONTROLLER, port=0)
+def broker_properties(tmp_path: Path, port: int, log_dirs: str, interval_ms: int) -> Path:
     path = tmp_path / "broker.properties"
     path.write_text(
         "\n".join(
@@ -76,13 +85,19 @@ async def run_lifecycle(tmp_path: Path, stand_in: StandIn, num_heartbeats: int) 
                 "process.roles=broker",
                 "listeners=PLAINTEXT://127.0.0.1:0",
                 "controller.listener.names=CONTROLLER",
-                f"controller.quorum.bootstrap.servers=127.0.0.1:{server.port}",
-                f"log.dirs={tmp_path / 'data'}",
-                "broker.heartbeat.interval.ms=20",
+                f"controller.quorum.bootstrap.servers=127.0.0.1:{port}",
+                f"log.dirs={log_dirs}",
+                f"broker.heartbeat.interval.ms={interval_ms}",
             ]
         ),
         encoding="utf-8",
     )
+    return path
+
+
+async def run_lifecycle(tmp_path: Path, stand_in: StandIn, num_heartbeats: int) -> None:
+    server = await start_server(stand_in.handle, Listener.CONTROLLER, port=0)
+    path = broker_properties(tmp_path, server.port, str(tmp_path / "data"), 20)
     broker = Broker(load_node_config(path))
     await broker.start()
     try:
@@ -122,3 +137,34 @@ def test_refusals_and_fencing_transitions_are_logged_once(
         "broker 4 fenced by the controller (broker epoch 10)",
         "broker 4 unfenced by the controller (broker epoch 10)",
     ]
+
+
+async def fail_a_directory(tmp_path: Path, stand_in: StandIn) -> tuple[float, uuid.UUID]:
+    """Heartbeats a minute apart; once the first is in, the second directory is replaced by a
+    file: how long until a heartbeat names it, and the id it has in its meta.properties."""
+    server = await start_server(stand_in.handle, Listener.CONTROLLER, port=0)
+    dirs = [tmp_path / "data-1", tmp_path / "data-2"]
+    path = broker_properties(tmp_path, server.port, ",".join(map(str, dirs)), 60_000)
+    broker = Broker(load_node_config(path))
+    await broker.start()
+    try:
+        while stand_in.num_heartbeats < 1:
+            await asyncio.sleep(0.01)
+        failed_id = broker.data.logs.dir_ids[dirs[1]]
+        os.rename(dirs[1], tmp_path / "gone")
+        dirs[1].write_text("failed disk\n")
+        shutil.rmtree(tmp_path / "gone")
+        failed_at = time.monotonic()
+        while not any(offline for _, offline in stand_in.offline_log_dirs):
+            await asyncio.sleep(0.01)
+        return next(at for at, off in stand_in.offline_log_dirs if off) - failed_at, failed_id
+    finally:
+        await broker.stop()
+        await server.close()
+
+
+def test_a_failed_directory_is_named_in_a_heartbeat_at_once(tmp_path: Path) -> None:
+    stand_in = StandIn(registrations=[0], heartbeats=[(0, True)])
+    took, failed_id = asyncio.run(asyncio.wait_for(fail_a_directory(tmp_path, stand_in), 15))
+    assert took < 3  # noticed within a second (a directory check), then sent at once
+    assert next(off for _, off in stand_in.offline_log_dirs if off) == [failed_id]

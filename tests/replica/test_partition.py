@@ -126,6 +126,27 @@ def test_isr_plan_drops_a_laggard_and_takes_it_back(tmp_path: Path) -> None:
     assert trio.leader.isr_plan(LAG_MS + 3, LAG_MS, (1, 2)) == (1, 2)
 
 
+def test_a_follower_put_out_of_the_isr_rejoins_only_on_a_new_fetch(tmp_path: Path) -> None:
+    """Idle partition, every follower at the log end; the controller takes broker 3 out of the
+    ISR (its directory failed, so it stopped fetching): its last report, at the high
+    watermark, does not take it back; a fetch after the change does."""
+    trio = Trio(tmp_path)
+    trio.leader.append_as_leader(batch(5), required_acks=1, min_insync_replicas=1, now_ms=0)
+    for now in (100, 200):
+        trio.fetch(2, now)
+        trio.fetch(3, now)
+    assert trio.leader.high_watermark == 5
+    shrunk = PartitionState(TOPIC_ID, (1, 2, 3), (1, 2), 1, 1, 2)  # same leader epoch
+    trio.leader.apply_registration(shrunk, now_ms=300)
+    assert not trio.leader.has_joiner()
+    assert trio.leader.isr_plan(400, LAG_MS, (1, 2, 3)) == (1, 2)
+    trio.fetch(2, 500)  # another follower's fetch changes nothing for broker 3
+    assert trio.leader.isr_plan(500, LAG_MS, (1, 2, 3)) == (1, 2)
+    trio.fetch(3, 600)
+    assert trio.leader.has_joiner()
+    assert trio.leader.isr_plan(600, LAG_MS, (1, 2, 3)) == (1, 2, 3)
+
+
 def test_not_enough_replicas_refuses_before_the_append(tmp_path: Path) -> None:
     trio = Trio(tmp_path)
     trio.leader.apply_registration(state(1, (1,)), now_ms=0)

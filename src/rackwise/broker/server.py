@@ -168,6 +168,9 @@ class Broker:
         self.dynamic_config.on_change(self._dynamic_config_changed)
         self._online_dir_ids: tuple[uuid.UUID, ...] = ()
         self._offline_dir_ids: tuple[uuid.UUID, ...] = ()
+        self._heartbeat_now = asyncio.Event()
+        """Set, on the lifecycle loop, to send the next heartbeat without waiting out the
+        interval: a directory failed."""
         self.isr = IsrManager(
             self.node_id,
             lambda: self.broker_epoch,
@@ -306,10 +309,13 @@ class Broker:
         self.data.config = self.data_config.with_dynamic(self.dynamic_config)
 
     def _dirs_failed(self) -> None:
-        """A log directory went offline: the next heartbeats name it (the controller moves
-        leaderships off its replicas); with none left, the broker stops (KIP-112)."""
+        """A log directory went offline: a heartbeat names it at once, and the next ones too
+        (the controller takes its replicas out of their ISRs and moves their leaderships:
+        Kafka's ``propagateDirectoryFailure``); with none left, the broker stops (KIP-112)."""
         self._online_dir_ids = tuple(self.data.online_dir_ids)
         self._offline_dir_ids = tuple(self.data.offline_dir_ids)
+        with contextlib.suppress(RuntimeError):  # the lifecycle loop already closed
+            self.lifecycle_thread.call(self._heartbeat_now.set)
         if all(not self.data.logs.is_online(d) for d in self.data.logs.log_dirs):
             LOG.error(
                 "Shutdown broker because all log dirs in %s have failed",
@@ -396,7 +402,7 @@ class Broker:
                         if failures:
                             LOG.info("heartbeats resumed after %d failed attempts", failures)
                         backoff, failures = RETRY_BACKOFF_S, 0
-                        await asyncio.sleep(interval_s)
+                        await self._until_next_heartbeat(interval_s)
                     else:  # refused: retry soon (an old lease may be about to run out)
                         await asyncio.sleep(min(backoff, interval_s))
                         backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
@@ -416,6 +422,12 @@ class Broker:
         finally:
             if connection is not None:
                 await connection.close()
+
+    async def _until_next_heartbeat(self, interval_s: float) -> None:
+        """The heartbeat interval, cut short when a directory fails."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._heartbeat_now.wait(), interval_s)
+        self._heartbeat_now.clear()
 
     async def _register(self, connection: KafkaConnection) -> None:
         response = await connection.request(

@@ -24,8 +24,10 @@ Algorithm
     the log end offset the leader had at the follower's previous fetch sets it to that
     previous fetch's time (Kafka's ``Replica.updateFetchStateOrThrow``). A follower outside
     the ISR joins when its log end offset has reached the high watermark and the start of the
-    current leader epoch; a member of the ISR leaves when it has not been caught up for
-    ``replica.lag.time.max.ms`` (Kafka's ``isFollowerInSync`` / ``getOutOfSyncReplicas``).
+    current leader epoch, as reported by a fetch since the partition last changed (one put out
+    of the ISR, say for a failed directory, is not taken back on its last report); a member
+    of the ISR leaves when it has not been caught up for ``replica.lag.time.max.ms`` (Kafka's
+    ``isFollowerInSync`` / ``getOutOfSyncReplicas``).
 
 Worked example
     Leader 1 of t-0 (replicas [1, 2, 3], ISR [1, 2, 3]) appends 10 records: log end 10, high
@@ -147,9 +149,14 @@ class Partition:
                 if follower is not None and r in state.isr and r not in previous.isr:
                     # It joined the ISR, so it was caught up when the controller agreed.
                     follower.last_caught_up_ms = max(follower.last_caught_up_ms, now_ms)
-                elif follower is not None and r in previous.isr and r not in state.isr:
-                    # It left the ISR: the controller judged it out of sync.
-                    follower.last_caught_up_ms = NEVER_MS
+                elif follower is not None and r not in state.isr and state != previous:
+                    # Outside the ISR at a new partition state, it joins only on a fetch
+                    # received from now on (Kafka's ``resetReplicaState``), not on what it
+                    # reported before: a replica whose directory failed has stopped fetching.
+                    follower.last_fetch_ms = NEVER_MS
+                    if r in previous.isr:
+                        # It left the ISR: the controller judged it out of sync.
+                        follower.last_caught_up_ms = NEVER_MS
             for r in list(self.followers):
                 if r not in state.replicas:
                     del self.followers[r]
@@ -325,8 +332,10 @@ class Partition:
 
     def _is_follower_in_sync(self, follower: FollowerState, epoch_start: int) -> bool:
         """Kafka's ``isFollowerInSync``: at or past the high watermark and past the start of
-        the current leader epoch."""
+        the current leader epoch, as of a fetch since the partition last changed (Kafka asks
+        only as a fetch arrives)."""
         return (
-            follower.log_end_offset >= self.log.high_watermark
+            follower.last_fetch_ms != NEVER_MS
+            and follower.log_end_offset >= self.log.high_watermark
             and follower.log_end_offset >= epoch_start
         )
