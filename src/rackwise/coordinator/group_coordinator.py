@@ -489,6 +489,7 @@ class GroupCoordinator:
                     write.state.replay(key, value)
             else:
                 self._drop(index)
-            write.settled.set_result(code)
+            if not write.settled.done():  # its request may have been cancelled meanwhile
+                write.settled.set_result(code)
         if not queue:
             self._unacked.pop(index, None)
