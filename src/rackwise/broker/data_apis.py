@@ -184,18 +184,25 @@ class DataApis:
             return NO_RESPONSE
         return self._produce_response(version, results, topic_keys)
 
-    async def append_internal(
-        self, topic: str, index: int, records: bytes, timeout_s: float
+    def append_now(
+        self, topic: str, index: int, records: bytes
     ) -> tuple[int, LogAppendInfo | None]:
-        """Append ``records`` as this partition's leader and wait for acks=all, for a writer
-        inside the broker (the group coordinator's ``__consumer_offsets``): the error code
-        (NONE once the in-sync replicas have it) and where the records went."""
+        """Append ``records`` as this partition's leader with acks=all, for a writer inside
+        the broker (the group coordinator's ``__consumer_offsets``, Kafka's
+        ``CoordinatorPartitionWriter.append``): the error code and where the records went.
+        Nothing waits, so that writes to a partition go into its log in the order they are
+        made; :meth:`wait_acks` waits for the in-sync replicas."""
+        code, info, _, _ = self._append(topic, index, records, -1)
+        return code, info
+
+    async def wait_acks(self, topic: str, index: int, info: LogAppendInfo, timeout_s: float) -> int:
+        """Wait until the in-sync replicas have the records :meth:`append_now` appended at
+        ``info`` (the purgatory, alongside every other write waiting on the partition): NONE,
+        the error acks=all ends with, or REQUEST_TIMED_OUT after ``timeout_s``."""
         key = (topic, index)
-        results = {key: self._append(topic, index, records, -1)}
-        code, info, _, _ = results[key]
-        if code == NONE and info is not None:
-            await self._wait_acks_all(results, [key], timeout_s)
-        return results[key][0], info
+        results: dict[tuple[str, int], Outcome] = {key: (NONE, info, None, [])}
+        await self._wait_acks_all(results, [key], timeout_s)
+        return results[key][0]
 
     def _append(self, topic: str, index: int, records: bytes | memoryview, acks: int) -> Outcome:
         try:

@@ -24,14 +24,18 @@ Constraints
       waits up to :data:`LOAD_WAIT_S` for it, then gets COORDINATOR_LOAD_IN_PROGRESS
       (retriable). The state of a partition no longer led here is dropped. A record that
       does not parse is logged and skipped.
-    * A commit is one batch appended with acks=all (``offsets.commit.timeout.ms``); it enters
-      the state, and so OffsetFetch's answers, once the in-sync replicas have it. Commits to
-      one partition are appended one at a time, so that the state takes them in the log's
-      order. Append errors are answered as Kafka's coordinator maps them (NOT_ENOUGH_REPLICAS
-      and a timeout: COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR). A
-      commit that failed after it reached the local log drops the partition's state, so that
-      the next request reloads it from the log rather than answer from a state that may lack
-      it.
+    * A commit is one batch appended with acks=all; it enters the state, and so OffsetFetch's
+      answers, once the in-sync replicas have it. The append itself does not wait, so the
+      log takes the commits in the order they come; they then wait for the high watermark
+      together (the broker's purgatory, as Kafka's coordinator defers its writes' answers),
+      and the state takes them in the log's order: a commit whose records are in waits for
+      the ones before it. Each is answered within ``offsets.commit.timeout.ms`` of its
+      append, however many wait on the partition. Append errors are answered as Kafka's
+      coordinator maps them (NOT_ENOUGH_REPLICAS and REQUEST_TIMED_OUT:
+      COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR). A commit that
+      failed after it reached the local log is not replayed and drops the partition's state,
+      so that the next request reloads it from the log rather than answer from a state that
+      may lack it.
     * Clients may not write to ``__consumer_offsets`` themselves (INVALID_TOPIC_EXCEPTION, as
       Kafka; :mod:`rackwise.broker.data_apis`).
     * The coordinator writes tombstones of its own (:mod:`rackwise.groups.expiry`): every
@@ -42,8 +46,10 @@ Constraints
 Algorithm
     :meth:`GroupCoordinator.state` maps a group to its partition and that partition to its
     loaded state (or the error); :meth:`GroupCoordinator.append` writes a batch of
-    ``OffsetCommitKey``/``OffsetCommitValue`` records and, once acknowledged, replays them into
-    the state; loading replays the log from its start offset to its end.
+    ``OffsetCommitKey``/``OffsetCommitValue`` records, queues it behind the partition's
+    writes still waiting for their acks and, once its own acks are in, settles the queue from
+    its head: each write whose outcome is known is replayed into the state (or, failed,
+    drops it), in the log's order; loading replays the log from its start offset to its end.
 
 Worked example
     On a 3-broker cluster, broker 2 leads ``__consumer_offsets-9``, the partition of
@@ -55,6 +61,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -68,6 +75,7 @@ from rackwise.common.error_codes import (
     INVALID_REQUEST,
     NONE,
     NOT_COORDINATOR,
+    REQUEST_TIMED_OUT,
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     UNKNOWN_SERVER_ERROR,
 )
@@ -120,12 +128,31 @@ class PartitionWriter(Protocol):
     """How the coordinator writes ``__consumer_offsets``: through the broker's own append path
     (Kafka's ``CoordinatorPartitionWriter``), implemented by the broker's data APIs."""
 
-    async def append_internal(
-        self, topic: str, index: int, records: bytes, timeout_s: float
+    def append_now(
+        self, topic: str, index: int, records: bytes
     ) -> tuple[int, LogAppendInfo | None]:
-        """Append as the partition's leader and wait for the in-sync replicas: the error code
+        """Append as the partition's leader with acks=all, without waiting: the error code
         and where the records went."""
         ...
+
+    async def wait_acks(self, topic: str, index: int, info: LogAppendInfo, timeout_s: float) -> int:
+        """Wait for the in-sync replicas to have the records appended at ``info``: NONE, the
+        error, or REQUEST_TIMED_OUT after ``timeout_s``."""
+        ...
+
+
+class _Unacked:
+    """A write in a partition's log, not settled yet (:meth:`GroupCoordinator.append`)."""
+
+    __slots__ = ("code", "records", "settled", "state")
+
+    def __init__(self, records: Sequence[tuple[bytes, bytes | None]], state: GroupOffsets) -> None:
+        self.records = records
+        self.state = state
+        self.code: int | None = None
+        """Its acks' outcome, once its wait is over."""
+        self.settled: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        """Done once it has been replayed (or dropped the state) in the log's order."""
 
 
 class TopicCreator(Protocol):
@@ -164,7 +191,8 @@ class GroupCoordinator:
         self._states: dict[int, tuple[int, GroupOffsets]] = {}
         """Per partition of ``__consumer_offsets`` led here: the leader epoch it was loaded in."""
         self._loading: dict[int, asyncio.Task[None]] = {}
-        self._writing: dict[int, asyncio.Lock] = {}
+        self._unacked: dict[int, collections.deque[_Unacked]] = {}
+        """Per partition: the writes waiting for their acks or to be replayed, in log order."""
         self._create_after = 0.0
         """Loop time before which ``__consumer_offsets`` is not asked for again."""
         self.membership = GroupMembership(config, self.append)
@@ -425,20 +453,43 @@ class GroupCoordinator:
     async def append(
         self, index: int, records: Sequence[tuple[bytes, bytes | None]], state: GroupOffsets
     ) -> int:
-        """Append ``records`` to partition ``index`` and, once the in-sync replicas have them,
-        replay them into ``state``; one commit at a time per partition, so that the state
-        takes the records in the log's order."""
-        async with self._writing.setdefault(index, asyncio.Lock()):
-            batch = build_batch(
-                [(key, value, ()) for key, value in records], timestamp_ms=int(time.time() * 1000)
-            )
-            timeout_s = self.config.offsets_commit_timeout_ms / 1000
-            code, info = await self.data_apis.append_internal(
-                OFFSETS_TOPIC, index, batch, timeout_s
-            )
-            if code == NONE:
-                for key, value in records:
-                    state.replay(key, value)
-            elif info is not None:
-                self._drop(index)  # it may be in the log after all: load it again
+        """Append ``records`` to partition ``index`` at once and, once the in-sync replicas
+        have them, replay them into ``state`` after the writes before them: the error code,
+        within ``offsets.commit.timeout.ms``."""
+        batch = build_batch(
+            [(key, value, ()) for key, value in records], timestamp_ms=int(time.time() * 1000)
+        )
+        code, info = self.data_apis.append_now(OFFSETS_TOPIC, index, batch)
+        if code != NONE or info is None:
+            return _APPEND_ERRORS.get(code, code)  # not in the log: nothing to settle
+        write = _Unacked(records, state)
+        self._unacked.setdefault(index, collections.deque()).append(write)
+        timeout_s = self.config.offsets_commit_timeout_ms / 1000
+        try:
+            write.code = await self.data_apis.wait_acks(OFFSETS_TOPIC, index, info, timeout_s)
+        finally:
+            if write.code is None:  # cancelled: its outcome is not known
+                write.code = REQUEST_TIMED_OUT
+            self._settle(index)
+        code = await write.settled  # the writes before it end no later than it did
         return _APPEND_ERRORS.get(code, code)
+
+    def _settle(self, index: int) -> None:
+        """Replay partition ``index``'s writes whose acks are in, from the head of its queue
+        until one still waits; a write that failed may be in the log after all, so it drops
+        the state (the next request loads it again) rather than being replayed."""
+        queue = self._unacked.get(index)
+        while queue:
+            code = queue[0].code
+            if code is None:
+                break
+            write = queue.popleft()
+            if code == NONE:
+                for key, value in write.records:
+                    write.state.replay(key, value)
+            else:
+                self._drop(index)
+            if not write.settled.done():  # its request may have been cancelled meanwhile
+                write.settled.set_result(code)
+        if not queue:
+            self._unacked.pop(index, None)
