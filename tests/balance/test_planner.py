@@ -133,6 +133,7 @@ def test_directories_are_evened_out_within_a_broker() -> None:
     assert plan.loads_after.dir_bytes.tolist() == [30, 30, 60]
     goal = _goal(plan, "IntraBrokerDiskUsageDistributionGoal")
     assert (goal.status, goal.violations_before, goal.violations_after) == (FIXED, 2, 0)
+    assert (goal.replica_moves, goal.bytes_moved) == (1, 30)  # the intra-broker move, its bytes
 
 
 def test_rack_aware_judges_leaf_racks_only() -> None:

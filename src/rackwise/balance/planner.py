@@ -227,7 +227,7 @@ def _finish(
     bad_after = avoidable(work.tree, tgt, work.excluded)
     full_bad, after_levels = violations_by_level(full_tree, tgt)
     after = goal_violations(lay, after_state, int(bad_after.sum()), goal_bounds, load_after)
-    goals = _goal_results(work, moved, before, after, timings)
+    goals = _goal_results(work, (moved, dir_moved), before, after, timings)
     changed = moved.any(axis=1) | dir_moved.any(axis=1) | (tgt != lay.cur).any(axis=1)
     leader_moves = int((~moved.any(axis=1) & (tgt[:, 0] != lay.cur[:, 0])).sum())
     traffic = _traffic(lay, work, moved, dir_moved)
@@ -294,6 +294,7 @@ def _arrays(
     }
 
 
+INTRA_GOAL = "IntraBrokerDiskUsageDistributionGoal"
 _CAUSE_OF_GOAL = {
     "OfflineReplicaGoal": OFFLINE,
     "SpreadGoal": SPREAD,
@@ -304,15 +305,19 @@ _CAUSE_OF_GOAL = {
 
 def _goal_results(
     work: Work,
-    moved: BoolArray,
+    moves: tuple[BoolArray, BoolArray],
     before: dict[str, int],
     after: dict[str, int],
     timings: dict[str, float],
 ) -> tuple[GoalResult, ...]:
+    """Each goal's figures; its moves are the inter-broker moves it caused, and for
+    :data:`INTRA_GOAL` the moves between a broker's directories (the plan's
+    ``intra_broker_moves``), which that goal alone makes."""
+    moved, dir_moved = moves
     out: list[GoalResult] = []
     for goal in GOALS:
         cause = _CAUSE_OF_GOAL.get(goal.name, -1)
-        mine = moved & (work.cause == cause)
+        mine = dir_moved if goal.name == INTRA_GOAL else moved & (work.cause == cause)
         out.append(
             GoalResult(
                 name=goal.name,

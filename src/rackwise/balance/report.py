@@ -64,8 +64,9 @@ off failed directories, bytes across brokers and across each broker's directorie
 
 @dataclass(frozen=True, slots=True)
 class GoalResult:
-    """One goal's outcome: violations (in ``unit``) before and after, the inter-broker moves it
-    made, the bytes they copy, and how long it took."""
+    """One goal's outcome: violations (in ``unit``) before and after, the moves it made (the
+    inter-broker ones, or for the directory goal the moves between a broker's directories),
+    the bytes they copy, and how long it took."""
 
     name: str
     is_hard: bool

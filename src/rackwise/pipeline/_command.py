@@ -208,7 +208,9 @@ def check_options(args: argparse.Namespace) -> InputSource:
     if args.fleet is not None:
         source = InputSource.fleet_dir(args.fleet)
     elif getattr(args, "metadata", None) is not None:
-        source = InputSource.metadata_export(args.metadata, args.cluster_id)
+        source = InputSource.metadata_export(
+            args.metadata, args.cluster_id, _log_dirs(args.log_dirs)
+        )
     else:
         source = InputSource.json_cluster(
             args.brokers, args.assignment, _log_dirs(args.log_dirs), args.cluster_id
@@ -219,12 +221,14 @@ def check_options(args: argparse.Namespace) -> InputSource:
 
 
 def _inputs(args: argparse.Namespace) -> None:
-    one = args.brokers is not None or args.assignment is not None or bool(args.log_dirs)
+    one = args.brokers is not None or args.assignment is not None
     if getattr(args, "metadata", None) is not None:
         if args.fleet is not None or one:
             other = "--fleet DIR" if args.fleet is not None else "--brokers/--assignment"
             raise UsageError(f"give either --metadata PATH or {other}, not both")
         return
+    if args.fleet is not None and args.log_dirs:
+        raise UsageError("--log-dirs goes with --brokers/--assignment or --metadata, not --fleet")
     if args.fleet is not None and one:
         raise UsageError("give either --fleet DIR or --brokers/--assignment, not both")
     if args.fleet is None and (args.brokers is None or args.assignment is None):

@@ -149,7 +149,8 @@ def _dir_id(n: int) -> str:
 
 def test_a_metadata_export_maps_as_the_spark_reader_maps_it(tmp_path: Path) -> None:
     # broker 2 registers d2 and a reserved id; partition p-0 on [2, 1] with directories
-    # [d2, LOST]; p-1 has no replicas (one row without a broker: rejected, not dropped)
+    # [d2, LOST]; p-1 has no replicas (one row without a broker: rejected, not dropped). The
+    # metadata names directories by id, not by path: no directory is known.
     lost = kafka_uuid(uuid.UUID(int=2))
     (tmp_path / "brokers").mkdir()
     (tmp_path / "partitions").mkdir()
@@ -172,11 +173,34 @@ def test_a_metadata_export_maps_as_the_spark_reader_maps_it(tmp_path: Path) -> N
     pq.write_table(partitions, tmp_path / "partitions" / "p.parquet")
     tables = read_source(InputSource.metadata_export(tmp_path, "m"))
     _same(tables.brokers, [("m", 1, "/a"), ("m", 2, "/b")])
-    _same(tables.log_dirs, [("m", 2, f"/{_dir_id(2)}", None, True)])
-    _same(
-        tables.replicas,
-        [("m", "p", 0, 0, 2, f"/{_dir_id(2)}", None), ("m", "p", 0, 1, 1, None, None)],
-    )
+    _same(tables.log_dirs, [])
+    _same(tables.replicas, [("m", "p", 0, 0, 2, None, None), ("m", "p", 0, 1, 1, None, None)])
     assert [r["reason"] for r in tables.rejected.to_pylist()] == [
         "p-1: a replica has no replica_index"
     ]
+
+
+def test_a_metadata_export_without_topics_is_brokers_and_no_replicas(tmp_path: Path) -> None:
+    (tmp_path / "brokers").mkdir()
+    (tmp_path / "partitions").mkdir()
+    brokers = pa.table(
+        {
+            "broker_id": pa.array([1], pa.int32()),
+            "rack": ["/a"],
+            "log_dirs": pa.array([[_dir_id(1)]], pa.list_(pa.string())),
+        }
+    )
+    lists = pa.list_(pa.int32())
+    partitions = pa.table(
+        {
+            "topic": pa.array([], pa.string()),
+            "partition": pa.array([], pa.int32()),
+            "replicas": pa.array([], lists),
+            "directories": pa.array([], pa.list_(pa.string())),
+        }
+    )
+    pq.write_table(brokers, tmp_path / "brokers" / "b.parquet")
+    pq.write_table(partitions, tmp_path / "partitions" / "p.parquet")
+    tables = read_source(InputSource.metadata_export(tmp_path, "m"))
+    _same(tables.brokers, [("m", 1, "/a")])
+    assert (tables.replicas.num_rows, tables.rejected.num_rows) == (0, 0)

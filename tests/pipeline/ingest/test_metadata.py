@@ -20,7 +20,6 @@ from rackwise.records import (
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
-    kafka_uuid,
 )
 from rackwise.records.constants import DIRECTORY_LOST
 
@@ -114,10 +113,6 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _dir(directory_id: uuid.UUID) -> str:
-    return "/" + kafka_uuid(directory_id)
-
-
 def test_export_becomes_validated_tables(spark: SparkSession, export: Path) -> None:
     assert pq.read_table(export / "brokers").column("fenced").to_pylist() == [
         False,
@@ -128,22 +123,12 @@ def test_export_becomes_validated_tables(spark: SparkSession, export: Path) -> N
     tables = read_metadata(spark, export, "east")
     brokers = sorted(tuple(r) for r in tables.brokers.collect())
     assert brokers == [("east", b, rack) for b, rack in RACKS.items()]
-    log_dirs = sorted(tuple(r) for r in tables.log_dirs.collect())
-    assert log_dirs == sorted(
-        ("east", b, _dir(d), None, True) for b, dirs in DIRS.items() for d in dirs
-    )
+    assert tables.log_dirs.collect() == []  # ids only: no path is known
     replicas = sorted(tuple(r) for r in tables.replicas.collect())
-    d1, (d2a, d2b), d3, d4 = DIRS[1][0], DIRS[2], DIRS[3][0], DIRS[4][0]
     assert replicas == [
-        ("east", "orders", 0, 0, 1, _dir(d1), None),
-        ("east", "orders", 0, 1, 2, _dir(d2a), None),
-        ("east", "orders", 0, 2, 3, _dir(d3), None),
-        ("east", "orders", 1, 0, 3, _dir(d3), None),
-        ("east", "orders", 1, 1, 4, None, None),
-        ("east", "orders", 1, 2, 1, _dir(d1), None),
-        ("east", "orders", 2, 0, 4, _dir(d4), None),
-        ("east", "orders", 2, 1, 2, _dir(d2b), None),
-        ("east", "orders", 2, 2, 3, _dir(d3), None),
+        ("east", "orders", p, i, b, None, None)
+        for p, brokers in enumerate([(1, 2, 3), (3, 4, 1), (4, 2, 3)])
+        for i, b in enumerate(brokers)
     ]
     rejected = sorted((r["source"], r["reason"]) for r in tables.rejected.collect())
     reason = "stray-0: replica on broker 9, which is not in the broker list"
@@ -187,3 +172,82 @@ def test_audit_command_refuses_a_missing_export(
     assert capsys.readouterr().err == (
         "error: give either --metadata PATH or --brokers/--assignment, not both\n"
     )
+
+
+def _log_dirs_json(path: Path) -> dict[str, str]:
+    """``kafka-log-dirs --describe`` output for the four brokers: each broker's directories by
+    path, the replicas the export places there with their sizes; the paths by broker."""
+    placed = {1: ["orders-0", "orders-1", "stray-0"], 2: ["orders-0"], 3: ["orders-0"]}
+    placed |= {3: ["orders-0", "orders-1", "orders-2"], 4: ["orders-2"]}
+    placed_b = {2: ["orders-2"]}  # broker 2's second directory
+    brokers, paths = [], {}
+    for broker in RACKS:
+        dirs = [(f"/data/b{broker}", placed.get(broker, []))]
+        if broker in placed_b:
+            dirs.append((f"/data/b{broker}-second", placed_b[broker]))
+        for name, _ in dirs:
+            paths[name] = str(broker)
+        brokers.append(
+            {
+                "broker": broker,
+                "logDirs": [
+                    {
+                        "logDir": name,
+                        "error": None,
+                        "partitions": [
+                            {"partition": tp, "size": 1000, "offsetLag": 0, "isFuture": False}
+                            for tp in tps
+                        ],
+                    }
+                    for name, tps in dirs
+                ],
+            }
+        )
+    path.write_text(json.dumps({"version": 1, "brokers": brokers}))
+    return paths
+
+
+@pytest.mark.parametrize("with_log_dirs", [False, True])
+def test_a_plan_names_directories_by_path_or_any(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], with_log_dirs: bool
+) -> None:
+    paths = _log_dirs_json(tmp_path / "log-dirs.json")
+    extra = ["--log-dirs", str(tmp_path / "log-dirs.json")] if with_log_dirs else []
+    out = tmp_path / "plan"
+    args = ["pipeline", "plan", "--metadata", str(export), "--cluster-id", "east", *extra]
+    code = main([*args, "--engine", "local", "--out", str(out), "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    reassignment = json.loads((out / "east" / "reassignment.json").read_text())
+    named = [d for p in reassignment["partitions"] for d in p["log_dirs"] if d != "any"]
+    if not with_log_dirs:
+        assert named == []
+        return
+    assert named and set(named) <= set(paths)
+    for entry in reassignment["partitions"]:
+        for broker, log_dir in zip(entry["replicas"], entry["log_dirs"], strict=True):
+            assert log_dir == "any" or paths[log_dir] == str(broker)
+    summary = json.loads((out / "plan_summary.json").read_text())["clusters"]["east"]
+    assert summary["num_estimated_sizes"] == 1  # broker 4's orders-1, in the lost directory
+    assert summary["data_to_move_bytes"] % 1000 == 0 and summary["data_to_move_bytes"] > 0
+
+
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_a_cluster_without_topics_has_nothing_to_plan(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    with FileMetadataLog(tmp_path / "metadata", clock=lambda: 1_700_000_000_000) as log:
+        log.append([_register(b) for b in RACKS], epoch=1)
+    dump = ["metadata", "dump", "--dir", str(tmp_path / "metadata"), "--format", "parquet"]
+    assert main([*dump, "--out", str(tmp_path / "export")]) == 0
+    capsys.readouterr()
+    chosen = ["--master", str(spark.sparkContext.master)] if engine == "spark" else []
+    for command in ("audit", "plan"):
+        args = ["pipeline", command, "--metadata", str(tmp_path / "export"), *chosen]
+        code = main([*args, "--out", str(tmp_path / command), "--format", "json"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        fleet = json.loads(captured.out)["fleet"]
+        assert fleet["replicas" if command == "audit" else "replica_moves"] == 0
+    summary = json.loads((tmp_path / "plan" / "plan_summary.json").read_text())
+    assert [c["reassignment_file"] for c in summary["clusters"].values()] == [None]

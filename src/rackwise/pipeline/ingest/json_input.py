@@ -334,6 +334,29 @@ def _replica_table(replicas: pa.Table, topics: Topics, cluster_id: str) -> pa.Ta
     )
 
 
+def place_reported(
+    replicas: pa.Table,
+    log_dirs_paths: Sequence[tuple[int | None, Path]],
+    cluster_id: str,
+    rejects: Rejects,
+) -> tuple[list[tuple[object, ...]], pa.Table]:
+    """Replicas read elsewhere (raw replica rows with topic names: a metadata export's) given
+    the directory and size ``kafka-log-dirs`` reports for each, as :func:`read_json_cluster`
+    gives the assignment's; the reported directories beside them."""
+    topics = Topics()
+    for name in pc.unique(replicas["topic"]).to_pylist():
+        if name is not None:
+            topics.id_of(name)
+    ids = pc.index_in(replicas["topic"], value_set=topics.names_array()).cast(pa.int32())
+    keyed = replicas.select(list(_ASSIGNMENT_COLUMNS[1:])).add_column(0, "topic_id", ids)
+    source = ",".join(str(p) for _, p in log_dirs_paths)
+    with paused_gc(), _naming(source):
+        reported_dirs, reported = read_log_dirs(log_dirs_paths, cluster_id, topics, rejects)
+    placed = attach_sizes(keyed, reported, topics, source, rejects)
+    order = [("_ordinal", "ascending"), ("replica_index", "ascending")]
+    return reported_dirs, _replica_table(placed.sort_by(order), topics, cluster_id)
+
+
 @contextmanager
 def _naming(path: Path | str) -> Iterator[None]:
     """A whole document that cannot be read raises an error that names its file, unless the

@@ -25,7 +25,7 @@ Worked example
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -37,10 +37,10 @@ import pyarrow.parquet as pq
 
 from rackwise.common.errors import InvalidFormatException
 from rackwise.pipeline import schema
+from rackwise.pipeline.ingest._local_brokers import ReportedRow
 from rackwise.pipeline.ingest._local_validate import LocalRaw, validate
 from rackwise.pipeline.ingest.arrays import Encoded
-from rackwise.pipeline.ingest.checks import RESERVED_DIRECTORIES
-from rackwise.pipeline.ingest.json_input import JsonColumns
+from rackwise.pipeline.ingest.json_input import JsonColumns, Rejects, place_reported
 from rackwise.pipeline.ingest.source import (
     FLEET_BROKERS_DDL,
     FLEET_REPLICAS_DDL,
@@ -120,7 +120,7 @@ def read_source(source: InputSource, columns: JsonColumns | None = None) -> Loca
     if source.fleet is not None:
         raw = fleet_raw(source.fleet)
     elif source.metadata is not None:
-        raw = metadata_raw(source.metadata, source.cluster_id)
+        raw = metadata_raw(source.metadata, source.cluster_id, source.log_dirs)
     else:
         raw = json_raw(source, source.parse_json() if columns is None else columns)
     checked = validate(raw)
@@ -182,28 +182,32 @@ def fleet_raw(fleet: Path) -> LocalRaw:
     )
 
 
-def metadata_raw(export: Path, cluster_id: str) -> LocalRaw:
-    """A metadata export's ``brokers`` and ``partitions`` as raw rows, mapped as
-    :mod:`rackwise.pipeline.ingest._metadata` maps them: directories named ``/<id>`` (none for
-    a reserved id), sizes unknown, a partition without replicas one row without a broker."""
+def metadata_raw(
+    export: Path, cluster_id: str, log_dirs: Sequence[tuple[int | None, Path]] = ()
+) -> LocalRaw:
+    """A metadata export's ``brokers`` and ``partitions`` as raw rows, a partition without
+    replicas one row without a broker. The metadata log knows a directory only by its id,
+    never by the path a reassignment must name: without ``kafka-log-dirs`` output no directory
+    is known (a plan says ``"any"``); with it, each replica's directory and size are the
+    reported ones, as for JSON input."""
     brokers_dir, partitions_dir = export / "brokers", export / "partitions"
     kind = "metadata dataset"
     brokers = read_dataset(brokers_dir, METADATA_BROKERS_DDL, kind).to_pylist()
-    reported = [
-        (cluster_id, b["broker_id"], f"/{d}", True, i)
-        for i, b in enumerate(brokers)
-        for d in b["log_dirs"] or ()
-        if d is not None and d not in RESERVED_DIRECTORIES
-    ]
     partitions = read_dataset(partitions_dir, METADATA_PARTITIONS_DDL, kind)
+    replicas = _exploded(partitions, cluster_id)
+    reported: list[ReportedRow] | None = None
+    rejects = Rejects(cluster_id)
+    if log_dirs:
+        rows, replicas = place_reported(replicas, log_dirs, cluster_id, rejects)
+        reported = list(rows)
     return LocalRaw(
         brokers=[(cluster_id, b["broker_id"], b["rack"], None, i) for i, b in enumerate(brokers)],
         brokers_source=str(brokers_dir),
-        replicas=_exploded(partitions, cluster_id),
+        replicas=replicas,
         replicas_source=str(partitions_dir),
         reported_dirs=reported,
-        reported_source=str(brokers_dir),
-        rejected=[],
+        reported_source=",".join(str(p) for _, p in log_dirs),
+        rejected=list(rejects.rows),
     )
 
 
@@ -212,31 +216,21 @@ def _lengths(lists: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def _exploded(partitions: pa.Table, cluster_id: str) -> pa.Table:
-    """One row per entry of each partition's ``replicas`` (its position the replica index, the
-    entry of ``directories`` at that position its directory), one row without a broker for a
-    partition whose list is empty or null."""
+    """Raw replica rows: one per entry of each partition's ``replicas`` (its position the
+    replica index), one row without a broker for a partition whose list is empty or null; no
+    directory, no size; ``_ordinal`` the partition's row."""
     replicas = partitions.column("replicas").combine_chunks()
-    dirs = partitions.column("directories").combine_chunks()
     counts = _lengths(replicas)
     rows_per = np.maximum(counts, 1)
-    owner = np.repeat(np.arange(partitions.num_rows), rows_per)
+    owner = np.repeat(np.arange(partitions.num_rows, dtype=np.int64), rows_per)
     position = np.arange(owner.size) - (np.cumsum(rows_per) - rows_per)[owner]
     present = position < counts[owner]
     at = np.where(present, (np.cumsum(counts) - counts)[owner] + position, 0)
     flat = pc.list_flatten(replicas)
-    flat_valid = _flags(pc.is_valid(flat))
     values = np.asarray(pc.fill_null(flat, 0).to_numpy(zero_copy_only=False), np.int64)
-    has_broker = present & (flat_valid[at] if flat_valid.size else present)
-    dir_counts = _lengths(dirs)
-    has_dir = present & (position < dir_counts[owner])
-    dir_at = np.where(has_dir, (np.cumsum(dir_counts) - dir_counts)[owner] + position, 0)
-    flat_dirs = pc.list_flatten(dirs)
-    named = pc.take(flat_dirs, pa.array(dir_at)) if len(flat_dirs) else pa.nulls(owner.size)
-    usable = pc.and_kleene(
-        pa.array(has_dir), pc.invert(pc.is_in(named, value_set=pa.array(RESERVED_DIRECTORIES)))
-    )
-    prefixed = pc.utf8_replace_slice(pc.cast(named, pa.string()), 0, 0, "/")
-    taken = pa.array(owner)
+    flat_valid = _flags(pc.is_valid(flat))
+    has_broker = present & flat_valid[at] if flat_valid.size else present
+    taken = pa.array(owner, pa.int64())
     return pa.table(
         {
             "cluster_id": pa.array([cluster_id] * owner.size, pa.string()),
@@ -244,8 +238,9 @@ def _exploded(partitions: pa.Table, cluster_id: str) -> pa.Table:
             "partition": pc.take(partitions.column("partition"), taken),
             "replica_index": pa.array(position, pa.int32(), mask=~present),
             "broker_id": pa.array(values[at] if values.size else at, pa.int32(), mask=~has_broker),
-            "log_dir": pc.if_else(pc.fill_null(usable, False), prefixed, None),
+            "log_dir": pa.nulls(owner.size, pa.string()),
             "size_bytes": pa.nulls(owner.size, pa.int64()),
+            "_ordinal": taken,
         }
     )
 

@@ -24,7 +24,7 @@ Worked example
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -102,7 +102,8 @@ def _is_data_file(path: Path) -> bool:
 class InputSource:
     """What one run reads. ``kind`` says which of the other fields are set: ``json``:
     ``brokers``, ``assignment`` and ``log_dirs`` (possibly empty); ``fleet``: ``fleet``;
-    ``metadata``: ``metadata``. ``cluster_id`` names a single cluster (JSON, metadata)."""
+    ``metadata``: ``metadata`` and ``log_dirs`` (possibly empty). ``cluster_id`` names a
+    single cluster (JSON, metadata)."""
 
     kind: InputKind
     cluster_id: str
@@ -125,8 +126,12 @@ class InputSource:
         return cls("fleet", "", fleet=Path(fleet))
 
     @classmethod
-    def metadata_export(cls, export: StrPath, cluster_id: str) -> InputSource:
-        return cls("metadata", cluster_id, metadata=Path(export))
+    def metadata_export(
+        cls, export: StrPath, cluster_id: str, log_dirs: LogDirsArg = None
+    ) -> InputSource:
+        return cls(
+            "metadata", cluster_id, log_dirs=tuple(log_dirs_paths(log_dirs)), metadata=Path(export)
+        )
 
     def check(self) -> None:
         """Refuse a file or dataset that is not there (no engine needed)."""
@@ -140,11 +145,16 @@ class InputSource:
                 raise FileNotFoundError(2, "No such metadata export directory", str(self.metadata))
             for name in METADATA_DATASETS:
                 check_dataset(self.metadata / name, "metadata dataset")
+            self._check_files(p for _, p in self.log_dirs)
         else:
             assert self.brokers is not None and self.assignment is not None
-            for path in (self.brokers, self.assignment, *(p for _, p in self.log_dirs)):
-                if not path.is_file():
-                    raise FileNotFoundError(2, "No such file", str(path))
+            self._check_files((self.brokers, self.assignment, *(p for _, p in self.log_dirs)))
+
+    @staticmethod
+    def _check_files(paths: Iterable[Path]) -> None:
+        for path in paths:
+            if not path.is_file():
+                raise FileNotFoundError(2, "No such file", str(path))
 
     def parse_json(self) -> JsonColumns:
         """The JSON files parsed (a document that does not parse raises, naming its file)."""

@@ -8,8 +8,10 @@ Three input forms, one result (:class:`~rackwise.pipeline.ingest.tables.ClusterT
   (:mod:`rackwise.formats.log_dirs`). The files are parsed on the driver, a large array one
   element at a time, and handed to Spark as Arrow.
 * **One cluster's metadata export** (:func:`read_metadata`): ``PATH/brokers`` and
-  ``PATH/partitions`` as ``rackwise metadata dump --format parquet`` writes them, mapped by
-  :mod:`rackwise.pipeline.ingest._metadata` (log directories named by their ids, sizes unknown).
+  ``PATH/partitions`` as ``rackwise metadata dump --format parquet`` writes them, read on the
+  driver as :func:`rackwise.pipeline.ingest.local.metadata_raw` maps them (the metadata log
+  names a directory by id, not by path: directories and sizes come only from
+  ``kafka-log-dirs`` output given beside it).
 * **A fleet as Parquet** (:func:`read_fleet`): ``DIR/brokers`` and ``DIR/replicas``, the
   datasets ``rackwise pipeline generate`` writes (schemas in :data:`FLEET_BROKERS_DDL` and
   :data:`~rackwise.pipeline.schema.REPLICAS_DDL`), read by Spark where it runs.
@@ -36,13 +38,10 @@ from pyspark.sql.types import StructType
 
 from rackwise.common.errors import InvalidFormatException
 from rackwise.pipeline import schema
-from rackwise.pipeline.ingest import _metadata as m
 from rackwise.pipeline.ingest import _validate as v
 from rackwise.pipeline.ingest.checks import Directories, rack_problems
 from rackwise.pipeline.ingest.source import (
     FLEET_BROKERS_DDL,
-    METADATA_BROKERS_DDL,
-    METADATA_PARTITIONS_DDL,
     InputSource,
     LogDirsArg,
     StrPath,
@@ -123,7 +122,7 @@ def read_source(
     if source.fleet is not None:
         return read_fleet(spark, source.fleet)
     if source.metadata is not None:
-        return read_metadata(spark, source.metadata, source.cluster_id)
+        return read_metadata(spark, source.metadata, source.cluster_id, source.log_dirs)
     return cluster_tables(spark, source, source.parse_json() if columns is None else columns)
 
 
@@ -149,20 +148,32 @@ def read_fleet(spark: SparkSession, fleet_dir: StrPath) -> ClusterTables:
 
 
 def read_metadata(
-    spark: SparkSession, export_dir: StrPath, cluster_id: str = schema.DEFAULT_CLUSTER_ID
+    spark: SparkSession,
+    export_dir: StrPath,
+    cluster_id: str = schema.DEFAULT_CLUSTER_ID,
+    log_dirs: Sequence[tuple[int | None, Path]] = (),
 ) -> ClusterTables:
     """One cluster's ``rackwise metadata dump --format parquet`` export (its ``brokers`` and
-    ``partitions`` datasets) as validated tables, named ``cluster_id``."""
-    root = Path(export_dir)
-    brokers_dir, partitions_dir = root / "brokers", root / "partitions"
-    kind = "metadata dataset"
-    brokers = _read_dataset(spark, brokers_dir, METADATA_BROKERS_DDL, kind)
-    partitions = _read_dataset(spark, partitions_dir, METADATA_PARTITIONS_DDL, kind)
+    ``partitions`` datasets), with ``kafka-log-dirs`` output for the directories and sizes
+    when given, as validated tables named ``cluster_id``. One cluster's export is read on the
+    driver, as JSON input is, mapped as the in-process reader maps it
+    (:func:`rackwise.pipeline.ingest.local.metadata_raw`)."""
+    from rackwise.pipeline.ingest.local import metadata_raw  # noqa: PLC0415
+
+    local = metadata_raw(Path(export_dir), cluster_id, log_dirs)
+
+    def frame(data: object, ddl: str, source: str) -> DataFrame:
+        return spark.createDataFrame(data, ddl).withColumn("_source", F.lit(source))
+
     raw = RawTables(
-        brokers=m.raw_brokers(brokers, cluster_id, str(brokers_dir)),
-        replicas=m.raw_replicas(partitions, cluster_id, str(partitions_dir)),
-        reported_dirs=m.reported_dirs(brokers, cluster_id, str(brokers_dir)),
-        rejected=spark.createDataFrame([], schema.REJECTED_DDL),
+        brokers=frame(local.brokers, v.RAW_BROKERS_DDL, local.brokers_source),
+        replicas=frame(local.replicas, v.RAW_REPLICAS_DDL, local.replicas_source),
+        reported_dirs=(
+            None
+            if local.reported_dirs is None
+            else frame(local.reported_dirs, v.RAW_REPORTED_DIRS_DDL, local.reported_source)
+        ),
+        rejected=spark.createDataFrame(local.rejected, schema.REJECTED_DDL),
     )
     return validate(spark, raw)
 

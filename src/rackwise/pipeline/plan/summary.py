@@ -34,6 +34,10 @@ load replaced by the target's.
     Moves between directories of a broker are throttled separately
     (``--replica-alter-log-dirs-throttle``); ``intra_broker_seconds`` is the busiest broker's
     intra-broker bytes at the same rate.
+``sizes_known``
+    False when no replica's size is known (a metadata export without ``--log-dirs``): the plan
+    then balances counts only, and every byte figure above (the data to move, the lower
+    bound's and each goal's bytes, the move time) is null rather than a sum of estimates.
 ``reassignment_file``
     The cluster's reassignment JSON relative to ``OUT`` (null when the plan changes nothing).
 ``rejected_rows``, ``planned_on_valid_rows_only``
@@ -138,7 +142,31 @@ def _cluster(
         "after": round(float(report["score_after"]), 3) + 0.0,
     }
     entry["move_time"] = move_time(report, throttle_bytes_per_s)
+    entry["sizes_known"] = not (0 < report["num_replicas"] == report["num_estimated_sizes"])
+    if not entry["sizes_known"]:
+        _forget_bytes(entry)
     return entry
+
+
+def _forget_bytes(entry: dict[str, Any]) -> None:
+    """Null every byte figure of a cluster of which no replica's size is known: each would be
+    a sum of estimates made from nothing (0)."""
+    for key in ("data_to_move_bytes", "intra_broker_data_to_move_bytes"):
+        entry[key] = None
+    entry["lower_bound"] = {**entry["lower_bound"], "bytes": None}
+    for goal in entry["goals"]:
+        goal["bytes_moved"] = None
+    timing = entry["move_time"]
+    for key in timing:
+        if key.endswith(("_bytes", "seconds")):
+            timing[key] = None
+    timing["explanation"] = None
+
+
+def _known_sum(values: list[Any]) -> int | None:
+    """The sum of the figures that are known; null when there are some and none is known."""
+    known = [int(v) for v in values if v is not None]
+    return sum(known) if known or not values else None
 
 
 def build_summary(
@@ -170,9 +198,9 @@ def build_summary(
         "clusters_with_rejected_rows": sum(1 for c in clusters.values() if c["rejected_rows"]),
     }
     for name in _FLEET_SUMS:
-        fleet[name] = sum(int(c[name]) for c in planned)
+        fleet[name] = _known_sum([c[name] for c in planned])
     fleet["lower_bound_replica_moves"] = sum(c["lower_bound"]["replica_moves"] for c in planned)
-    fleet["lower_bound_bytes"] = sum(c["lower_bound"]["bytes"] for c in planned)
+    fleet["lower_bound_bytes"] = _known_sum([c["lower_bound"]["bytes"] for c in planned])
     for when in ("before", "after"):
         fleet[f"spread_violations_{when}"] = sum(
             c["spread_violations"][when] for c in clusters.values()

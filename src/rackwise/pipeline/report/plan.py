@@ -63,6 +63,7 @@ from rackwise.pipeline.report.page import (
 )
 from rackwise.pipeline.report.states import States, cluster_states
 
+_DATA_METRICS: Final = ("bytes", "utilisation")
 _STATUS_CLASS: Final = {"VIOLATED": "bad", "FIXED": "good", "NO-ACTION": "quiet"}
 _TARGET_NOTES: Final = {
     "replicas": "the replica goal: floor to ceiling of each broker's fair share (the mean, "
@@ -103,7 +104,8 @@ def _move_time(entry: Mapping[str, Any], throttle: object) -> Card:
     seconds = timing.get("seconds") if isinstance(timing, Mapping) else None
     rate = timing.get("throttle_bytes_per_s") if isinstance(timing, Mapping) else throttle
     if seconds is None:
-        return Card(NOT_GIVEN, "move time", detail="no --throttle given")
+        why = "no --throttle given" if rate is None else "no replica's size is known"
+        return Card(NOT_GIVEN, "move time", detail=why)
     return Card(
         format_duration(float(seconds)),
         "move time at the throttle",
@@ -123,8 +125,8 @@ def _cards(entry: Mapping[str, Any], throttle: object) -> str:
                 detail=f"lower bound {floor:,}" if floor is not None else "",
             )
         )
-    if entry.get("data_to_move_bytes") is not None:
-        out.append(Card(format_bytes(float(entry["data_to_move_bytes"])), "data to move"))
+    if "data_to_move_bytes" in entry:
+        out.append(Card(format_bytes(entry["data_to_move_bytes"]), "data to move"))
     if "move_time" in entry or throttle is not None:
         out.append(_move_time(entry, throttle))
     intra = _int(entry, "intra_broker_moves")
@@ -162,7 +164,15 @@ def _notes(entry: Mapping[str, Any]) -> str:
         text = f"{rejected:,} input rows were set aside as invalid; the plan covers the rest."
         out.append(note(text))
     estimated = _int(entry, "num_estimated_sizes") or 0
-    if estimated:
+    if entry.get("sizes_known") is False:
+        out.append(
+            note(
+                "No replica's size is known (a metadata export holds none; give --log-dirs "
+                "for them): the plan balances replicas and leaders only, and no data figure "
+                "is given."
+            )
+        )
+    elif estimated:
         out.append(
             note(
                 f"{estimated:,} replicas have no known size (in a failed log directory, or not "
@@ -232,6 +242,8 @@ def _before_after(
             (load.BROKER, "utilisation", "used per broker"),
             (load.LOG_DIR, "bytes", "data per live log directory"),
         ):
+            if metric in _DATA_METRICS and entry.get("sizes_known") is False:
+                continue
             before, after = states.level(level, rack_of)
             if before.empty:
                 continue
@@ -318,7 +330,11 @@ def _metric_chart(states: States, level: str, metric: str, rack_of: Mapping[int,
 
 
 def _charts(
-    states: States, rack_of: Mapping[int, str], anchor: str, levels: Sequence[str]
+    states: States,
+    rack_of: Mapping[int, str],
+    anchor: str,
+    levels: Sequence[str],
+    sizes_known: bool,
 ) -> list[Section]:
     parts = []
     counts = _metric_chart(states, load.BROKER, "replicas", rack_of) + _metric_chart(
@@ -326,10 +342,10 @@ def _charts(
     )
     if counts:
         parts.append(Section("Replicas and leaders per broker", f"{anchor}-counts", counts))
-    data = _metric_chart(states, load.BROKER, "bytes", rack_of)
+    data = _metric_chart(states, load.BROKER, "bytes", rack_of) if sizes_known else ""
     if data:
         parts.append(Section("Data per broker", f"{anchor}-data", data))
-    dirs = _metric_chart(states, load.LOG_DIR, "bytes", rack_of)
+    dirs = _metric_chart(states, load.LOG_DIR, "bytes", rack_of) if sizes_known else ""
     if dirs:
         parts.append(Section("Data per log directory", f"{anchor}-dirs", dirs))
     heat = []
@@ -383,7 +399,7 @@ def plan_cluster_section(
         Section("Goals, in priority order", f"{anchor}-goals", _goals(entry.get("goals"))),
     ]
     if states is not None:
-        parts += _charts(states, rack_of, anchor, levels)
+        parts += _charts(states, rack_of, anchor, levels, entry.get("sizes_known") is not False)
     figures = details(
         "Every figure of plan_summary.json", table(_scalars(entry), ("figure", "value"), names=1)
     )
