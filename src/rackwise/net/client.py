@@ -122,6 +122,8 @@ class KafkaConnection:
             raise RequestTimedOutException(
                 f"Connection to {host}:{port} timed out after {timeout_s:g} s"
             ) from None
+        except ConnectionRefusedError:
+            raise DisconnectException(f"Connection to {host}:{port} refused") from None
         except OSError as e:
             raise DisconnectException(
                 f"Connection to {host}:{port} failed: {e.strerror or e}"
