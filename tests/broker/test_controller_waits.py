@@ -1,6 +1,7 @@
-"""How long a client waits on a broker whose controller side is slow, with real processes: three
-controllers in a quorum and one broker. A leader paused with SIGSTOP (which keeps its TCP
-connections open) holds up forwarded requests only for about the quorum's fetch timeout."""
+"""How long a client waits on a broker, with real processes: three controllers in a quorum and
+one broker. A huge CreateTopics leaves the broker's other connections answered within tens of
+milliseconds; a leader paused with SIGSTOP (which keeps its TCP connections open) holds up
+forwarded requests only for about the quorum's fetch timeout."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from typing import Any, Final
 import pytest
 
 from rackwise.net import KafkaConnection
-from rackwise.protocol import ApiKey
+from rackwise.protocol import ApiKey, decode_response, encode_request, make, request_class
 from tests.broker.test_broker_processes import BrokerProcess, alive_brokers, eventually, free_port
 from tests.processes import ControllerProcess, controller_properties, run
 
 CONTROLLER_IDS: Final = (3000, 3001, 3002)
+POLICY_VIOLATION: Final = 44
+HUGE_TOPICS: Final = 40_000
+"""Topics of the huge CreateTopics: about 0.9 MB, seconds of decoding and encoding."""
 FETCH_TIMEOUT_MS: Final = 2000
 """``controller.quorum.fetch.timeout.ms`` of every node (Kafka's default)."""
 METADATA_PARTITION: Final = [
@@ -115,6 +119,63 @@ async def timed(call: Any) -> tuple[float, Any]:
     started = time.monotonic()
     answer = await call
     return time.monotonic() - started, answer
+
+
+async def api_versions_while(conn: KafkaConnection, busy: asyncio.Future[Any]) -> list[float]:
+    """How long each ApiVersions on ``conn`` took until ``busy`` is done."""
+    latencies = []
+    while not busy.done():
+        started = time.monotonic()
+        await conn.request(ApiKey.API_VERSIONS, version=0)
+        latencies.append(time.monotonic() - started)
+        await asyncio.sleep(0.01)
+    return latencies
+
+
+def huge_create_topics_frame() -> bytes:
+    """A CreateTopics v5 (the broker converts it to the controller's v7) of
+    :data:`HUGE_TOPICS` topics, validate only, as a frame."""
+    topics = [
+        {"name": f"t{i:06d}", "num_partitions": 1, "replication_factor": 1,
+         "assignments": [], "configs": []}
+        for i in range(HUGE_TOPICS)
+    ]  # fmt: skip
+    cls = request_class(ApiKey.CREATE_TOPICS, 5)
+    return encode_request(make(cls, topics=topics, timeout_ms=30_000, validate_only=True), 7)
+
+
+async def huge_request(quorum: Quorum) -> None:
+    frame = await asyncio.to_thread(huge_create_topics_frame)
+    small = await KafkaConnection.connect("127.0.0.1", quorum.broker.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", quorum.broker.port)
+    try:
+        await small.negotiate_versions()
+        started = time.monotonic()
+        writer.write(frame)
+
+        async def answer() -> bytes:
+            size = int.from_bytes(await reader.readexactly(4), "big")
+            return await reader.readexactly(size)
+
+        answered = asyncio.ensure_future(answer())
+        latencies = await api_versions_while(small, answered)
+        elapsed = time.monotonic() - started
+        data = await answered
+    finally:
+        writer.close()
+        await small.close()
+    response = await asyncio.to_thread(decode_response, data, ApiKey.CREATE_TOPICS, 5, 7)
+    assert len(response.topics) == HUGE_TOPICS
+    # Over 10,000 partitions in one request: Kafka's POLICY_VIOLATION for every topic.
+    assert {int(t.error_code) for t in response.topics} == {POLICY_VIOLATION}
+    assert elapsed < 30, f"the huge CreateTopics took {elapsed:.1f} s"
+    assert len(latencies) > 10
+    assert max(latencies) < 0.2, f"ApiVersions took {max(latencies) * 1000:.0f} ms at worst"
+
+
+@pytest.mark.slow(reason="a CreateTopics of 40,000 topics through a broker: about 10 s")
+def test_a_huge_request_leaves_other_connections_answered(quorum: Quorum) -> None:
+    run(huge_request(quorum), 60)
 
 
 async def pause_the_leader(quorum: Quorum) -> None:

@@ -89,9 +89,16 @@ class LeaderConnection(KafkaConnection):
     channel: ControllerChannel | None = None
     loop: asyncio.AbstractEventLoop | None = None
 
-    async def send(self, body: Any, *, timeout_s: float | None = None, plain: bool = False) -> Any:
+    async def send(
+        self,
+        body: Any,
+        *,
+        timeout_s: float | None = None,
+        plain: bool = False,
+        off_loop: bool = False,
+    ) -> Any:
         try:
-            response = await super().send(body, timeout_s=timeout_s, plain=plain)
+            response = await super().send(body, timeout_s=timeout_s, plain=plain, off_loop=off_loop)
         except NetworkException as e:
             # A leader that stopped answering (paused, cut off) may have been replaced.
             if self.channel is not None:
