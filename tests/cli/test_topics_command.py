@@ -156,11 +156,9 @@ def test_errors_are_one_line_before_any_connection() -> None:
 
 def test_no_broker_is_one_line_naming_the_address() -> None:
     [port] = free_ports(1)
-    result = _run("--bootstrap-server", f"127.0.0.1:{port}", "--list", "--timeout-ms", "1000")
+    result = _run("--bootstrap-server", f"127.0.0.1:{port}", "--list")
     assert result.returncode == 1
-    assert result.stderr == (
-        f"error: no broker answered at 127.0.0.1:{port} within 1000 ms (KafkaTimeoutError)\n"
-    )
+    assert result.stderr == f"error: Connection to 127.0.0.1:{port} refused\n"
     assert result.stdout == ""
 
 

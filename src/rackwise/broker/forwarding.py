@@ -22,6 +22,10 @@ Constraints
       answers a forwarded request that timed out. A controller lost after the request went
       out may have applied it: the retry then gets the controller's answer to a repeat (a
       topic created twice is TOPIC_ALREADY_EXISTS), as with Kafka.
+    * A request is converted, encoded, and its answer decoded and converted back on worker
+      threads (:func:`off_the_loop`, ``off_loop`` of
+      :meth:`~rackwise.net.KafkaConnection.send`, and the connection's own rule for a large
+      answer): the loop keeps answering other connections while a huge CreateTopics passes.
     * The pure parts (conversion, error answers, the "has the image caught up" predicates) take
       messages and images; :class:`Forwarder` holds the connection.
 
@@ -350,6 +354,16 @@ def retry_window_s(request: Any) -> float:
 
 # ---- the connection ---------------------------------------------------------------------------
 
+
+async def off_the_loop(message: Any, cls: type) -> Any:
+    """:func:`convert` ``(message, cls)``, on a worker thread unless there is nothing to do: a
+    forwarded request of 100,000 topics takes seconds to convert, and the loop answers the
+    other connections meanwhile."""
+    if type(message) is cls:
+        return message
+    return await asyncio.to_thread(convert, message, cls)
+
+
 Connector = Callable[[], Awaitable[KafkaConnection]]
 
 
@@ -424,7 +438,7 @@ class Forwarder:
                 backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
         if failures:
             LOG.info("forwarded %s v%d after %d failed tries", cls.__name__, version, failures)
-        response = convert(answer, response_class(api_key, version))
+        response = await off_the_loop(answer, response_class(api_key, version))
         predicate = applied_predicate(request, response)
         if predicate is not None and not await self.wait_applied(predicate, self.apply_wait_s):
             LOG.info("%s answered before this broker's image showed it", cls.__name__)
@@ -443,9 +457,9 @@ class Forwarder:
             # Not the controller's answer timing out: the controller is not reachable yet.
             raise NetworkException(f"connecting to the controller timed out: {e}") from None
         target = forward_version(api_key, int(cls.__version__), connection.api_versions)
-        outgoing = convert(request, request_class(api_key, target))
+        outgoing = await off_the_loop(request, request_class(api_key, target))
         return await connection.send(
-            outgoing, timeout_s=request_timeout_s(request) + EXTRA_TIMEOUT_S
+            outgoing, timeout_s=request_timeout_s(request) + EXTRA_TIMEOUT_S, off_loop=True
         )
 
     async def _drop(self, *, is_broken: bool) -> None:

@@ -14,6 +14,11 @@ Constraints
       asyncio loop around it, talking FetchMetadataLog (1001) and FetchMetadataSnapshot (1002)
       over one connection of its own (a long poll must not hold up heartbeats).
     * A controller that cannot be reached is retried with a backoff, never given up on.
+    * A fetch the controller holds past its long poll by more than the quorum's fetch timeout
+      (``controller.quorum.fetch.timeout.ms``, 2 s) times out: a paused leader keeps its
+      connections open, and this deadline is how the broker notices it (as a KRaft observer
+      does), forgets it and asks the controllers who leads now
+      (:mod:`rackwise.broker.controller_channel`).
 
 Algorithm
     Fetch from ``next_offset`` with ``MaxWaitMs`` (a long poll). Batches come whole from the
@@ -45,6 +50,7 @@ from rackwise.metalog.api import SnapshotId
 from rackwise.metalog.snapshots import FileSnapshotReader
 from rackwise.net import KafkaConnection, NetworkException
 from rackwise.protocol import ApiKey, ProtocolError
+from rackwise.raft.config import DEFAULT_QUORUM_FETCH_TIMEOUT_MS
 from rackwise.records import CorruptRecordException, iter_batches
 
 LOG: Final = logging.getLogger("rackwise.broker.metadata")
@@ -159,6 +165,7 @@ class MetadataFetcher:
         broker_epoch: Callable[[], int] = lambda: -1,
         max_wait_ms: int = DEFAULT_MAX_WAIT_MS,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        fetch_timeout_ms: int = DEFAULT_QUORUM_FETCH_TIMEOUT_MS,
         on_change: Callable[[MetadataImage], None] | None = None,
     ) -> None:
         self.follower = follower
@@ -168,6 +175,7 @@ class MetadataFetcher:
         self.broker_epoch = broker_epoch
         self.max_wait_ms = max_wait_ms
         self.max_bytes = max_bytes
+        self.fetch_timeout_ms = fetch_timeout_ms
         self.on_change = on_change
         self._changed = asyncio.Event()
         self._connection: KafkaConnection | None = None
@@ -242,7 +250,7 @@ class MetadataFetcher:
         response = await connection.request(
             ApiKey.FETCH_METADATA_LOG,
             version=0,
-            timeout_s=connection.request_timeout_s + self.max_wait_ms / 1000,
+            timeout_s=(self.max_wait_ms + self.fetch_timeout_ms) / 1000,
             cluster_id=self.cluster_id,
             replica_id=self.node_id,
             broker_epoch=self.broker_epoch(),

@@ -73,6 +73,8 @@ from rackwise.node.meta_properties import (
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
+from rackwise.raft.config import DEFAULT_QUORUM_FETCH_TIMEOUT_MS
+from rackwise.raft.config import QUORUM_FETCH_TIMEOUT_MS_CONFIG as QUORUM_FETCH_TIMEOUT_MS
 from rackwise.records import kafka_uuid
 from rackwise.storage.records_kernel import load_in_background as load_compiled_record_walk
 
@@ -140,6 +142,9 @@ class Broker:
             node_id=self.node_id,
             cluster_id=self.cluster_id,
             broker_epoch=lambda: self.broker_epoch,
+            fetch_timeout_ms=int(
+                config.properties.get(QUORUM_FETCH_TIMEOUT_MS, DEFAULT_QUORUM_FETCH_TIMEOUT_MS)
+            ),
             on_change=lambda _image: self._image_changed(),
         )
         # Heartbeats and the metadata fetch run on a loop of their own (loop_thread), so that

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rackwise.cli._servers import refuse_dead_bootstrap
 from rackwise.client.consumer_perf import (
     DEFAULT_FETCH_SIZE,
     DEFAULT_REPORTING_INTERVAL_MS,
@@ -119,4 +120,6 @@ def run(args: argparse.Namespace) -> int:
         hide_header=args.hide_header,
         json=args.json,
     )
-    return run_consumer_perf(options, out=sys.stdout, err=sys.stderr)
+    return run_consumer_perf(
+        options, out=sys.stdout, err=sys.stderr, before_connecting=refuse_dead_bootstrap
+    )

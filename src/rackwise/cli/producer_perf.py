@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rackwise.cli._servers import refuse_dead_bootstrap
 from rackwise.client.producer_perf import (
     DEFAULT_PAYLOAD_DELIMITER,
     ProducerPerfOptions,
@@ -108,4 +109,6 @@ def run(args: argparse.Namespace) -> int:
         transaction_duration_ms=args.transaction_duration_ms,
         json=args.json,
     )
-    return run_producer_perf(options, out=sys.stdout, err=sys.stderr)
+    return run_producer_perf(
+        options, out=sys.stdout, err=sys.stderr, before_connecting=refuse_dead_bootstrap
+    )

@@ -10,5 +10,6 @@ and printing of :mod:`rackwise.cli`.
   ``rackwise placement`` (``admin``), rackwise's assignors as kafka-python assignment
   strategies (``kafka_python``), and Kafka's producer and consumer perf tools on
   confluent-kafka (``producer_perf``, ``consumer_perf``, ``perf_config``, ``perf_librdkafka``,
-  ``perf_output``).
+  ``perf_output``). Before such a client is built, ``bootstrap`` refuses at once bootstrap
+  servers that all refuse connections, which the client would retry until its timeout.
 """

@@ -41,6 +41,11 @@ from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.protocol.api_message import ApiMessage
 
+from rackwise.client.bootstrap import (
+    BootstrapUnreachable,
+    bootstrap_addresses_of,
+    check_bootstrap_reachable,
+)
 from rackwise.common import RackwiseError
 from rackwise.common.error_codes import (
     NONE,
@@ -229,6 +234,12 @@ class Admin:
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.timeout_ms = timeout_ms
+        try:  # kafka-python would retry a refused bootstrap server until the timeout
+            check_bootstrap_reachable(bootstrap_addresses_of(bootstrap_servers), timeout_ms / 1000)
+        except ValueError:
+            pass  # not host:port; kafka-python refuses it in its own words
+        except BootstrapUnreachable as e:
+            raise AdminError(str(e), name="NETWORK_EXCEPTION") from None
         try:
             self._client = KafkaAdminClient(
                 bootstrap_servers=bootstrap_servers,

@@ -5,7 +5,10 @@ use with its API versions negotiated, closed together at the end.
 A request to no particular node goes to the first bootstrap server (of the addresses given,
 at least one) that accepts a connection. A connection that fails is dropped and its error
 becomes a retriable :class:`~rackwise.client.groups.GroupsError` (NETWORK_EXCEPTION, or
-REQUEST_TIMED_OUT), so the caller's retries open it again; a broker that speaks no version of
+REQUEST_TIMED_OUT), so the caller's retries open it again; but while no broker has answered
+yet, bootstrap servers that all refuse the connection (or cannot be resolved) are
+:class:`BootstrapRefused`, which is not retried: a command given only dead addresses says so at
+once instead of waiting out its timeout. A broker that speaks no version of
 an API in the range asked for is UNSUPPORTED_VERSION, named with the address and the API.
 """
 
@@ -16,10 +19,24 @@ from typing import Any, Final
 
 from rackwise.client.groups import GroupsError, Node
 from rackwise.common.error_codes import NETWORK_EXCEPTION, REQUEST_TIMED_OUT, UNSUPPORTED_VERSION
-from rackwise.net import KafkaConnection, NetworkException, RequestTimedOutException
+from rackwise.net import (
+    DisconnectException,
+    KafkaConnection,
+    NetworkException,
+    RequestTimedOutException,
+)
 from rackwise.protocol import ApiKey, ProtocolError
 
 NO_VERSIONS: Final = (0, -1)
+
+
+class BootstrapRefused(GroupsError):
+    """Every bootstrap server refused the connection before any broker answered (see the
+    module docstring): not retriable."""
+
+    @property
+    def is_retriable(self) -> bool:
+        return False
 
 
 class Connections:
@@ -36,18 +53,28 @@ class Connections:
         self.timeout_s = timeout_s
         self.client_id = client_id
         self._open: dict[tuple[str, int], KafkaConnection] = {}
+        self._answered = False
 
-    async def _connection(self, address: tuple[str, int]) -> KafkaConnection:
+    async def _connection(
+        self, address: tuple[str, int], refused: list[str] | None = None
+    ) -> KafkaConnection:
+        """The open connection to ``address``, opened if need be; a connection that could not
+        be opened at all (refused, unresolvable) is also added to ``refused``."""
         connection = self._open.get(address)
         if connection is not None and not connection.is_closed:
             return connection
         try:
-            connection = await KafkaConnection.connect(
-                *address,
-                timeout_s=self.timeout_s,
-                client_id=self.client_id,
-                request_timeout_s=self.timeout_s,
-            )
+            try:
+                connection = await KafkaConnection.connect(
+                    *address,
+                    timeout_s=self.timeout_s,
+                    client_id=self.client_id,
+                    request_timeout_s=self.timeout_s,
+                )
+            except DisconnectException as e:
+                if refused is not None:
+                    refused.append(str(e))
+                raise
             try:
                 await connection.negotiate_versions(timeout_s=self.timeout_s)
             except BaseException:
@@ -56,6 +83,7 @@ class Connections:
         except NetworkException as e:
             raise _network_error(e) from None
         self._open[address] = connection
+        self._answered = True
         return connection
 
     async def _any(self) -> KafkaConnection:
@@ -63,12 +91,15 @@ class Connections:
             if not self._open[address].is_closed:
                 return self._open[address]
         failure: GroupsError | None = None
+        refused: list[str] = []
         for address in self.bootstrap:
             try:
-                return await self._connection(address)
+                return await self._connection(address, refused)
             except GroupsError as e:
                 failure = e
         assert failure is not None  # there is at least one bootstrap server
+        if not self._answered and len(refused) == len(self.bootstrap):
+            raise BootstrapRefused(NETWORK_EXCEPTION, "; ".join(refused))
         raise failure
 
     async def send(

@@ -264,8 +264,10 @@ def run_consumer_perf(
     err: TextIO,
     now_ns: NowNs = time.time_ns,
     create: ConsumerFactory = ConfluentConsumer,
+    before_connecting: Callable[[Mapping[str, str]], None] = lambda java: None,
 ) -> int:
-    """Run the test as Kafka's tool does (module docstring); 0."""
+    """Run the test as Kafka's tool does (module docstring); 0. ``before_connecting`` sees the
+    Java consumer properties once every option is checked, before the consumer is made."""
     checked = check_options(options)
     dates = JavaDateFormat(options.date_format)
     lines = err if options.json else out
@@ -279,6 +281,7 @@ def run_consumer_perf(
     )
     if options.print_metrics:
         settings |= {"statistics.interval.ms": STATS_INTERVAL_MS, "stats_cb": progress.on_stats}
+    before_connecting(checked.java)
     consumer = create(settings)
     try:
         progress.start_ms = now_ns() // NS_PER_MS

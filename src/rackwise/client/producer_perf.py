@@ -334,10 +334,12 @@ def run_producer_perf(
     err: TextIO,
     now_ns: NowNs = time.time_ns,
     create: ProducerFactory = ConfluentProducer,
+    before_connecting: Callable[[Mapping[str, str]], None] = lambda java: None,
 ) -> int:
     """Run the test as Kafka's tool does; 0, or raise :class:`PerfTestError` once the final
-    figures are printed if any record was not delivered."""
-    _, config = check_options(options)
+    figures are printed if any record was not delivered. ``before_connecting`` sees the Java
+    producer properties once every option is checked, before the producer is made."""
+    java, config = check_options(options)
     progress = err if options.json else out
 
     def say(line: str) -> None:
@@ -357,6 +359,7 @@ def run_producer_perf(
     )
     if options.print_metrics:
         settings |= {"statistics.interval.ms": STATS_INTERVAL_MS, "stats_cb": run.on_stats}
+    before_connecting(java)
     producer = create(settings)
     _send_all(options, producer, payloads, run, now_ns)
     _drain(producer, run)

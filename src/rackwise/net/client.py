@@ -44,6 +44,7 @@ from typing import Any, Final
 from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.net.frames import STAGING_BYTES, FrameStream
+from rackwise.net.framing import OFF_LOOP_BYTES
 from rackwise.protocol import (
     ApiKey,
     FetchAnswer,
@@ -122,6 +123,8 @@ class KafkaConnection:
             raise RequestTimedOutException(
                 f"Connection to {host}:{port} timed out after {timeout_s:g} s"
             ) from None
+        except ConnectionRefusedError:
+            raise DisconnectException(f"Connection to {host}:{port} refused") from None
         except OSError as e:
             raise DisconnectException(
                 f"Connection to {host}:{port} failed: {e.strerror or e}"
@@ -207,13 +210,26 @@ class KafkaConnection:
         body = FetchRequestValues(self.version_for(ApiKey.FETCH), values)
         return await self.send(body, timeout_s=timeout_s, plain=True)
 
-    async def send(self, body: Any, *, timeout_s: float | None = None, plain: bool = False) -> Any:
+    async def send(
+        self,
+        body: Any,
+        *,
+        timeout_s: float | None = None,
+        plain: bool = False,
+        off_loop: bool = False,
+    ) -> Any:
         """Send request message ``body`` (or :class:`FetchRequestValues`) and return its
-        response message (with ``plain``, a Fetch answer as :class:`FetchAnswer`)."""
+        response message (with ``plain``, a Fetch answer as :class:`FetchAnswer`); with
+        ``off_loop``, ``body`` is encoded on a worker thread (a huge forwarded request)."""
         if self._closed_because is not None:
             raise DisconnectException(self._closed_because)
         correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
-        data = encode_request(body, correlation_id, self.client_id)
+        if off_loop:
+            data = await asyncio.to_thread(encode_request, body, correlation_id, self.client_id)
+            if self._closed_because is not None:
+                raise DisconnectException(self._closed_because)
+        else:
+            data = encode_request(body, correlation_id, self.client_id)
         if isinstance(body, FetchRequestValues):
             api_key, version, name = int(ApiKey.FETCH), body.version, "FetchRequest"
         else:
@@ -280,6 +296,11 @@ class KafkaConnection:
                     return
                 if size <= STAGING_BYTES:
                     self._deliver(await stream.read_exactly(size))
+                elif size > OFF_LOOP_BYTES and self._in_flight and not self._in_flight[0].plain:
+                    # Seconds of decoding for a huge admin answer: on a worker thread.
+                    data = await stream.read_body(size)
+                    waiting = self._in_flight[0]
+                    self._deliver(data, await asyncio.to_thread(_decoded, data, waiting))
                 else:
                     self._deliver(await stream.read_body(size))
         except asyncio.IncompleteReadError:
@@ -287,18 +308,17 @@ class KafkaConnection:
         except (ConnectionError, OSError) as e:
             self._fail_all(f"Connection to {self._peer} lost: {e}")
 
-    def _deliver(self, data: bytes | memoryview) -> None:
+    def _deliver(self, data: bytes | memoryview, decoded: Any = None) -> None:
+        """Hand the response in ``data`` (already ``decoded`` into a response or the
+        ProtocolError it raised, when decoded off the loop) to the request it answers."""
         if not self._in_flight:
             self._fail_all(f"Connection to {self._peer}: a response to no request")
             return
         waiting = self._in_flight.popleft()
         try:
-            if waiting.plain:
-                response = decode_fetch_answer(data, waiting.api_version, waiting.correlation_id)
-            else:
-                response = decode_response(
-                    data, waiting.api_key, waiting.api_version, waiting.correlation_id
-                )
+            response = _decoded(data, waiting) if decoded is None else decoded
+            if isinstance(response, ProtocolError):
+                raise response
         except ProtocolError as e:
             if not waiting.future.done():
                 waiting.future.set_exception(e)
@@ -316,6 +336,16 @@ class KafkaConnection:
             future = self._in_flight.popleft().future
             if not future.done():
                 future.set_exception(DisconnectException(reason))
+
+
+def _decoded(data: bytes | memoryview, waiting: _InFlight) -> Any:
+    """The response ``data`` holds to ``waiting``'s request, or the ProtocolError it is."""
+    try:
+        if waiting.plain:
+            return decode_fetch_answer(data, waiting.api_version, waiting.correlation_id)
+        return decode_response(data, waiting.api_key, waiting.api_version, waiting.correlation_id)
+    except ProtocolError as e:
+        return e
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

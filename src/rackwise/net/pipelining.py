@@ -26,6 +26,10 @@ Constraints
       pipelines requests as fast as they are answered takes its turn with the others instead
       of starving them (a new connection's ApiVersions waits for one request of each busy
       connection, not for all of their queues).
+    * The loop never spends seconds on one message: a request frame over
+      :data:`~rackwise.net.framing.OFF_LOOP_BYTES` (but Produce and Fetch) is decoded, and its
+      response encoded, on a worker thread (:func:`~rackwise.net.framing.decodes_off_the_loop`),
+      so a 3 MB CreateTopics leaves the other connections answered meanwhile.
     * Bounded: a request holds its frame's grant of the listener's memory pool until its
       handler is done with the bytes (:mod:`rackwise.net.framing`).
 
@@ -60,7 +64,7 @@ from rackwise.common.logsafe import loggable
 from rackwise.net.admission import ClientState
 from rackwise.net.errors import CloseConnection
 from rackwise.net.frames import FrameStream
-from rackwise.net.framing import is_produce, read_frame
+from rackwise.net.framing import decodes_off_the_loop, is_produce, read_frame
 from rackwise.net.limits import MemoryPool
 from rackwise.net.writer import send_response
 from rackwise.protocol import (
@@ -112,6 +116,10 @@ def _close_if_failed(stream: FrameStream, answer: asyncio.Task[bool]) -> None:
     connection waits for its next request) says it must close."""
     if not answer.cancelled() and (answer.exception() is not None or not answer.result()):
         stream.close()
+
+
+def _encoded(request: Request, response: Any) -> list[Any]:
+    return list(encode_response_buffers(request.header, response))
 
 
 async def _after(previous: asyncio.Task[bool] | None) -> bool:
@@ -222,7 +230,11 @@ class RequestPipeline:
         """Handle one frame and write its answer once ``previous`` (the answer to the request
         before it, if still waiting) has written its own; False when the connection must
         close."""
-        outcome = decode_request(data, self.listener)
+        off_loop = decodes_off_the_loop(data)
+        if off_loop:  # seconds of decoding for a huge admin request: the loop goes on
+            outcome = await asyncio.to_thread(decode_request, data, self.listener)
+        else:
+            outcome = decode_request(data, self.listener)
         del data
         if isinstance(outcome, Close):
             await _after(previous)  # the answers before it go out first, as they would have
@@ -239,7 +251,7 @@ class RequestPipeline:
             return await _after(previous) and await self._write(stream, client, [outcome.frame])
         client.busy += 1
         try:
-            response = await self._handle(outcome, client.connection.peer)
+            response = await self._handle(outcome, client.connection.peer, off_loop=off_loop)
         finally:
             client.busy -= 1
             client.last_active = asyncio.get_running_loop().time()
@@ -267,14 +279,19 @@ class RequestPipeline:
         client.last_active = asyncio.get_running_loop().time()
         return True
 
-    async def _handle(self, request: Request, peer: str) -> list[Any] | _NoResponse | None:
-        """The response as buffers to write, NO_RESPONSE, or None to close."""
+    async def _handle(
+        self, request: Request, peer: str, *, off_loop: bool = False
+    ) -> list[Any] | _NoResponse | None:
+        """The response as buffers to write, NO_RESPONSE, or None to close; encoded on a
+        worker thread when ``off_loop`` (the request was one of those decoded there)."""
         what = f"{api_name(request.header.api_key)} v{request.header.api_version}"
         try:
             response = await self.handler(request)
             if isinstance(response, _NoResponse):
                 return NO_RESPONSE
-            return list(encode_response_buffers(request.header, response))
+            if off_loop:
+                return await asyncio.to_thread(_encoded, request, response)
+            return _encoded(request, response)
         except CloseConnection as e:
             LOG.info(
                 "%s: closing the connection from %s after %s: %s",
