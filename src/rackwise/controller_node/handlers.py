@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from rackwise.common.error_codes import (
     INCONSISTENT_CLUSTER_ID,
@@ -55,6 +55,8 @@ from rackwise.protocol import (
     ApiKey,
     FinalizedFeature,
     Listener,
+    Request,
+    Response,
     SupportedFeature,
     api_versions_response,
     make,
@@ -75,9 +77,19 @@ NO_TIMESTAMP: Final = -1
 NO_OFFSET: Final = -1
 """A voter's log end offset before it fetched in the leader's epoch (Kafka's -1)."""
 
-Submit = Callable[[Callable[[], Any], Callable[[ApiError], Any]], Awaitable[Any]]
-"""The node's group commit: queue ``run`` (``fail`` for its typed error); its response once
-durable."""
+T = TypeVar("T")
+"""What a command returns: a response, or what a timer's command reports."""
+
+
+class Submit(Protocol):
+    """The node's group commit: queue ``run`` (``fail`` for its typed error); its response once
+    durable."""
+
+    def __call__(self, run: Callable[[], T], fail: Callable[[ApiError], T], /) -> Awaitable[T]:
+        """What ``run`` (or ``fail``) returned, once the group is committed."""
+        ...
+
+
 Features = tuple[tuple[tuple[str, int], ...], int]
 """The finalized features of the last commit and their epoch."""
 
@@ -110,17 +122,18 @@ def cluster_id_mismatch(expected: str | None, cluster_id: str | None) -> str | N
 
 
 async def register(
-    controller: Controller, body: Any, submit: Submit, *, cluster_id: str | None
-) -> Any:
+    controller: Controller, request: Request, submit: Submit, *, cluster_id: str | None
+) -> Response:
     """BrokerRegistration, answered once its record is durable."""
-    request = brokers.registration_args(body)
+    body = request.body
+    registration = brokers.registration_args(body)
     session = current_connection()
-    incarnation = kafka_uuid(request.incarnation_id)
+    incarnation = kafka_uuid(registration.incarnation_id)
 
-    def fail(error: ApiError) -> Any:
+    def fail(error: ApiError) -> Response:
         LOG.warning(
             "refused the registration of broker %d (incarnation %s): %s",
-            request.broker_id,
+            registration.broker_id,
             incarnation,
             loggable(brokers.describe_error(error)),
         )
@@ -130,12 +143,12 @@ async def register(
     if mismatch is not None:
         return fail(ApiError(INCONSISTENT_CLUSTER_ID, mismatch))
 
-    def run() -> Any:
-        reply = controller.register_broker(request, session=session)
+    def run() -> Response:
+        reply = controller.register_broker(registration, session=session)
         LOG.info(
             "registered broker %d (rack %s, incarnation %s) with epoch %d",
-            request.broker_id,
-            loggable(request.rack),
+            registration.broker_id,
+            loggable(registration.rack),
             incarnation,
             reply.broker_epoch,
         )
@@ -144,35 +157,36 @@ async def register(
     return await submit(run, fail)
 
 
-async def heartbeat(controller: Controller, body: Any, submit: Submit) -> Any:
+async def heartbeat(controller: Controller, request: Request, submit: Submit) -> Response:
     """BrokerHeartbeat, answered once its records (if any) are durable."""
-    request = brokers.heartbeat_args(body)
+    body = request.body
+    beat = brokers.heartbeat_args(body)
     session = current_connection()
 
-    def run() -> Any:
-        before = controller.image.brokers.get(request.broker_id)
-        reply = controller.broker_heartbeat(request, session=session)
+    def run() -> Response:
+        before = controller.image.brokers.get(beat.broker_id)
+        reply = controller.broker_heartbeat(beat, session=session)
         if before is not None and before.fenced and not reply.is_fenced:
             LOG.info(
                 "unfenced broker %d (epoch %d): caught up, it applied offset %d",
-                request.broker_id,
-                request.broker_epoch,
-                request.current_metadata_offset,
+                beat.broker_id,
+                beat.broker_epoch,
+                beat.current_metadata_offset,
             )
         elif before is not None and not before.fenced and reply.is_fenced:
             LOG.info(
                 "fenced broker %d (epoch %d): %s",
-                request.broker_id,
-                request.broker_epoch,
-                "it is shutting down" if request.want_shut_down else "it asked to be fenced",
+                beat.broker_id,
+                beat.broker_epoch,
+                "it is shutting down" if beat.want_shut_down else "it asked to be fenced",
             )
         return brokers.heartbeat_response(body, reply)
 
-    def fail(error: ApiError) -> Any:
+    def fail(error: ApiError) -> Response:
         LOG.warning(
             "refused a heartbeat of broker %d (epoch %d): %s",
-            request.broker_id,
-            request.broker_epoch,
+            beat.broker_id,
+            beat.broker_epoch,
             loggable(brokers.describe_error(error)),
         )
         return brokers.heartbeat_response(body, None, error)
@@ -180,11 +194,14 @@ async def heartbeat(controller: Controller, body: Any, submit: Submit) -> Any:
     return await submit(run, fail)
 
 
-async def allocate_producer_ids(controller: Controller, body: Any, submit: Submit) -> Any:
+async def allocate_producer_ids(
+    controller: Controller, request: Request, submit: Submit
+) -> Response:
     """A block of producer ids for a broker, answered once its record is durable."""
+    body = request.body
     broker_id, broker_epoch = brokers.allocate_producer_ids_args(body)
 
-    def run() -> Any:
+    def run() -> Response:
         block = controller.allocate_producer_ids(broker_id, broker_epoch)
         LOG.info(
             "producer ids %d-%d to broker %d (epoch %d)",
@@ -195,7 +212,7 @@ async def allocate_producer_ids(controller: Controller, body: Any, submit: Submi
         )
         return brokers.allocate_producer_ids_response(body, block)
 
-    def fail(error: ApiError) -> Any:
+    def fail(error: ApiError) -> Response:
         LOG.warning(
             "refused producer ids to broker %d (epoch %d): %s",
             broker_id,
@@ -210,7 +227,7 @@ async def allocate_producer_ids(controller: Controller, body: Any, submit: Submi
 # ---- the metadata log, for brokers -----------------------------------------------------------
 
 
-def _fetch_log_response(source: CommittedLog, **values: Any) -> Any:
+def _fetch_log_response(source: CommittedLog, **values: Any) -> Response:
     log = source.log
     assert log is not None
     fields: dict[str, Any] = {
@@ -227,10 +244,11 @@ def _fetch_log_response(source: CommittedLog, **values: Any) -> Any:
     return make(response_class(ApiKey.FETCH_METADATA_LOG, 0), fields)
 
 
-async def fetch_log(source: CommittedLog, body: Any, *, cluster_id: str | None) -> Any:
+async def fetch_log(source: CommittedLog, request: Request, *, cluster_id: str | None) -> Response:
     """FetchMetadataLog: the committed records from ``fetch_offset``, after waiting for the
     next commit if there are none yet; the latest snapshot's id when the offset is before the
     log's start."""
+    body = request.body
     mismatch = cluster_id_mismatch(cluster_id, body.cluster_id)
     if mismatch is not None:
         return _fetch_log_response(
@@ -263,7 +281,7 @@ async def fetch_log(source: CommittedLog, body: Any, *, cluster_id: str | None) 
         if log is None:
             raise RackwiseError("the controller is shutting down")
     if offset < log.start_offset:  # a snapshot moved the log's start while waiting
-        return await fetch_log(source, body, cluster_id=cluster_id)
+        return await fetch_log(source, request, cluster_id=cluster_id)
     try:
         data = (
             log.read_raw(offset, max(int(body.max_bytes), 1))
@@ -271,12 +289,13 @@ async def fetch_log(source: CommittedLog, body: Any, *, cluster_id: str | None) 
             else b""
         )
     except OffsetOutOfRangeException:
-        return await fetch_log(source, body, cluster_id=cluster_id)
+        return await fetch_log(source, request, cluster_id=cluster_id)
     return _fetch_log_response(source, records=data)
 
 
-def fetch_snapshot(log: ReplicatedMetadataLog, body: Any) -> Any:
+def fetch_snapshot(log: ReplicatedMetadataLog, request: Request) -> Response:
     """FetchMetadataSnapshot: a chunk of a snapshot file from ``position``."""
+    body = request.body
     snapshot_id = SnapshotId(int(body.snapshot_end_offset), int(body.snapshot_epoch))
     values: dict[str, Any] = {
         "throttle_time_ms": 0,
@@ -317,7 +336,7 @@ def fetch_snapshot(log: ReplicatedMetadataLog, body: Any) -> Any:
 
 def describe_quorum(
     version: int, config: NodeConfig, log: ReplicatedMetadataLog, now_monotonic_ms: int
-) -> Any:
+) -> Response:
     """DescribeQuorum from the Raft leader's view of the voters (one voter or several); a
     voter that does not lead answers NOT_LEADER_OR_FOLLOWER with the leader it knows. A
     voter's times are wall-clock ms (-1: it has not fetched in this epoch); the leader's own
@@ -360,15 +379,16 @@ def _wall(monotonic: int | None, now_monotonic: int, now_wall: int) -> int:
     return now_wall - (now_monotonic - monotonic)
 
 
-def refuse(key: int, body: Any, error: ApiError) -> Any:
+def refuse(request: Request, error: ApiError) -> Response:
     """NOT_CONTROLLER (``error``), in the shape of the request's own answer."""
+    key = request.header.api_key
     entry = ENTRIES.get(key)
     if entry is not None:
-        return entry.error(body, error)
+        return entry.error(request, error)
     raise CloseConnection(f"{error.message} (no error answer for api key {key})")
 
 
-def api_versions(version: int, features: Features | None) -> Any:
+def api_versions(version: int, features: Features | None) -> Response:
     """ApiVersions from the features as of the last commit (None: no controller, a quorum
     voter that does not lead)."""
     if features is None:

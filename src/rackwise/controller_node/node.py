@@ -94,7 +94,7 @@ import threading
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from rackwise.common.error_codes import NOT_CONTROLLER
 from rackwise.common.errors import RackwiseError
@@ -110,10 +110,12 @@ from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_se
 from rackwise.node.addresses import Endpoint
 from rackwise.node.config import NodeConfig
 from rackwise.node.properties_file import ConfigException
-from rackwise.protocol import ApiKey, Listener, Request, api_name
+from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
 from rackwise.raft.config import quorum_config
 
 LOG: Final = logging.getLogger("rackwise.controller")
+T = TypeVar("T")
+"""What a command submitted to the group commit returns (a response, or a timer's value)."""
 QUORUM_APIS: Final = frozenset(
     {
         ApiKey.VOTE,
@@ -362,11 +364,11 @@ class ControllerNode:
 
     # ---- the write path ------------------------------------------------------------------
 
-    async def submit(self, run: Callable[[], Any], fail: Callable[[ApiError], Any]) -> Any:
+    async def submit(self, run: Callable[[], T], fail: Callable[[ApiError], T]) -> T:
         """Queue a command for the next group commit; its response once committed."""
         if self.fatal is not None:
             raise RackwiseError(f"the controller stopped: {self.fatal}")
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(Command(run, fail, future))
         return await future
 
@@ -425,7 +427,7 @@ class ControllerNode:
             heard, self._heard = self._heard, {}
         return heard
 
-    def _answer_on_io(self, request: Request) -> Any:
+    def _answer_on_io(self, request: Request) -> Response | None:
         """On the listener's thread: ApiVersions needs nothing from the loop, so a broker that
         reconnects while a long group holds the loop still gets to send its heartbeat."""
         if request.header.api_key == ApiKey.API_VERSIONS:
@@ -460,10 +462,9 @@ class ControllerNode:
 
     # ---- requests ------------------------------------------------------------------------
 
-    async def handle(self, request: Request) -> Any:
+    async def handle(self, request: Request) -> Response:
         """The response to one request on the controller listener."""
         key = request.header.api_key
-        body = request.body
         log = self.log
         assert log is not None
         if key in QUORUM_APIS:
@@ -479,25 +480,25 @@ class ControllerNode:
                 request.header.api_version, self.config, log, self.clock()
             )
         if key == ApiKey.FETCH_METADATA_LOG:
-            return await handlers.fetch_log(self, body, cluster_id=self.config.cluster_id)
+            return await handlers.fetch_log(self, request, cluster_id=self.config.cluster_id)
         if key == ApiKey.FETCH_METADATA_SNAPSHOT:
-            return handlers.fetch_snapshot(log, body)
+            return handlers.fetch_snapshot(log, request)
         controller = self.controller
         if controller is None:
-            return handlers.refuse(key, body, self._not_controller())
+            return handlers.refuse(request, self._not_controller())
         if key == ApiKey.BROKER_REGISTRATION:
             return await handlers.register(
-                controller, body, self.submit, cluster_id=self.config.cluster_id
+                controller, request, self.submit, cluster_id=self.config.cluster_id
             )
         if key == ApiKey.BROKER_HEARTBEAT:
-            return await handlers.heartbeat(controller, body, self.submit)
+            return await handlers.heartbeat(controller, request, self.submit)
         if key == ApiKey.ALLOCATE_PRODUCER_IDS:
-            return await handlers.allocate_producer_ids(controller, body, self.submit)
+            return await handlers.allocate_producer_ids(controller, request, self.submit)
         entry = ENTRIES.get(key)
         if entry is None or entry.answer is None:
             raise CloseConnection(f"{api_name(key)} is not answered on the controller listener")
-        run = partial(entry.answer, controller, body)
-        fail = partial(entry.error, body)
+        run = partial(entry.answer, controller, request)
+        fail = partial(entry.error, request)
         if entry.writes:
             return await self.submit(run, fail)
         try:

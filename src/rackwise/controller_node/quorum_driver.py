@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
 from rackwise.common.error_codes import NOT_LEADER_OR_FOLLOWER
 from rackwise.controller_node.quorum_wire import (
@@ -46,7 +46,7 @@ from rackwise.controller_node.quorum_wire import (
 )
 from rackwise.metalog.replicated import ReplicatedMetadataLog
 from rackwise.net import KafkaConnection
-from rackwise.protocol import Request
+from rackwise.protocol import Request, Response
 from rackwise.raft.config import VoterEndpoint
 from rackwise.raft.messages import (
     BeginQuorumEpochRequest,
@@ -206,7 +206,7 @@ class QuorumDriver:
 
     # ---- inbound -------------------------------------------------------------------------
 
-    async def handle(self, request: Request) -> Any:
+    async def handle(self, request: Request) -> Response:
         """The answer to a quorum request from another controller."""
         header = request.header
         source, message = parse_request(header.api_key, request.body)

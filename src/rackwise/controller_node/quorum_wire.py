@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from rackwise.common.error_codes import NONE
 from rackwise.metalog.replicated import stored_records
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.raft.messages import (
     NO_LEADER,
     Batch,
@@ -204,7 +204,7 @@ def decode_batches(data: bytes) -> tuple[Batch, ...]:
     return tuple(Batch(b.base_offset, b.epoch, b.records) for b in iter_batches(data))
 
 
-def response_for(api_key: int, version: int, message: Message) -> Any:
+def response_for(api_key: int, version: int, message: Message) -> Response:
     """The Kafka response carrying the state machine's answer ``message``."""
     cls = response_class(api_key, version)
     if isinstance(message, VoteResponse):

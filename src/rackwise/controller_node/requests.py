@@ -32,14 +32,14 @@ from rackwise.controller import ApiError, Controller
 from rackwise.controller_node.apis import brokers, configs, partitions, topics
 from rackwise.node import acl_apis
 from rackwise.node.config import NodeConfig
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Request, Response, make, response_class
 
 METADATA_TOPIC: Final = "__cluster_metadata"
 
-Answer = Callable[[Controller, Any], Any]
-"""The response message to a decoded request body."""
-Error = Callable[[Any, ApiError], Any]
-"""The response message carrying a typed error, in the request body's version."""
+Answer = Callable[[Controller, Request], Response]
+"""The response message to a request."""
+Error = Callable[[Request, ApiError], Response]
+"""The response message carrying a typed error, in the request's version."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,41 +51,48 @@ class Entry:
     """Runs in a group commit and is answered once its records are durable."""
 
 
-def _alter_partition(controller: Controller, body: Any) -> Any:
+def _alter_partition(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.alter_partition(partitions.alter_partition_args(body))
     return partitions.alter_partition_response(body, results)
 
 
-def _assign_replicas_to_dirs(controller: Controller, body: Any) -> Any:
+def _assign_replicas_to_dirs(controller: Controller, request: Request) -> Response:
+    body = request.body
     broker_id, broker_epoch, items = brokers.assign_replicas_to_dirs_args(body)
     codes = controller.assign_replicas_to_dirs(broker_id, broker_epoch, items)
     return brokers.assign_replicas_to_dirs_response(body, codes)
 
 
-def _assign_replicas_to_dirs_error(body: Any, error: ApiError) -> Any:
+def _assign_replicas_to_dirs_error(request: Request, error: ApiError) -> Response:
+    body = request.body
     return brokers.assign_replicas_to_dirs_response(body, {}, error)
 
 
-def _create_topics(controller: Controller, body: Any) -> Any:
+def _create_topics(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.create_topics(
         topics.create_topics_args(body), validate_only=bool(body.validate_only)
     )
     return topics.create_topics_response(body, results)
 
 
-def _create_partitions(controller: Controller, body: Any) -> Any:
+def _create_partitions(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.create_partitions(
         topics.create_partitions_args(body), validate_only=bool(body.validate_only)
     )
     return topics.create_partitions_response(body, results)
 
 
-def _delete_topics(controller: Controller, body: Any) -> Any:
+def _delete_topics(controller: Controller, request: Request) -> Response:
+    body = request.body
     names, ids = topics.delete_topics_args(body)
     return topics.delete_topics_response(body, controller.delete_topics(names, ids))
 
 
-def _alter_partition_reassignments(controller: Controller, body: Any) -> Any:
+def _alter_partition_reassignments(controller: Controller, request: Request) -> Response:
+    body = request.body
     reassigned, allow_rf_change = partitions.alter_partition_reassignments_args(body)
     results = controller.alter_partition_reassignments(
         reassigned, allow_replication_factor_change=allow_rf_change
@@ -93,19 +100,22 @@ def _alter_partition_reassignments(controller: Controller, body: Any) -> Any:
     return partitions.alter_partition_reassignments_response(body, results)
 
 
-def _list_partition_reassignments(controller: Controller, body: Any) -> Any:
+def _list_partition_reassignments(controller: Controller, request: Request) -> Response:
+    body = request.body
     listed = controller.list_partition_reassignments(
         partitions.list_partition_reassignments_args(body)
     )
     return partitions.list_partition_reassignments_response(body, listed)
 
 
-def _create_replica_placement(controller: Controller, body: Any) -> Any:
+def _create_replica_placement(controller: Controller, request: Request) -> Response:
+    body = request.body
     reply = controller.create_replica_placement(topics.replica_placement_args(body))
     return topics.replica_placement_response(body, reply)
 
 
-def _create_replica_placement_error(body: Any, error: ApiError) -> Any:
+def _create_replica_placement_error(request: Request, error: ApiError) -> Response:
+    body = request.body
     return make(
         response_class(ApiKey.CREATE_REPLICA_PLACEMENT, int(type(body).__version__)),
         throttle_time_ms=0,
@@ -115,13 +125,15 @@ def _create_replica_placement_error(body: Any, error: ApiError) -> Any:
     )
 
 
-def _describe_configs(controller: Controller, body: Any) -> Any:
+def _describe_configs(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.describe_configs(configs.describe_configs_args(body))
     return configs.describe_configs_response(body, results)
 
 
-def _describe_configs_error(body: Any, error: ApiError) -> Any:
+def _describe_configs_error(request: Request, error: ApiError) -> Response:
     """Every resource of the request with ``error`` and no configs."""
+    body = request.body
     return make(
         response_class(ApiKey.DESCRIBE_CONFIGS, int(type(body).__version__)),
         throttle_time=0,
@@ -138,56 +150,72 @@ def _describe_configs_error(body: Any, error: ApiError) -> Any:
     )
 
 
-def _elect_leaders(controller: Controller, body: Any) -> Any:
+def _elect_leaders(controller: Controller, request: Request) -> Response:
+    body = request.body
     election, named = partitions.elect_leaders_args(body)
     return partitions.elect_leaders_response(body, controller.elect_leaders(election, named))
 
 
-def _incremental_alter_configs(controller: Controller, body: Any) -> Any:
+def _incremental_alter_configs(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.incremental_alter_configs(
         configs.alter_configs_args(body), validate_only=bool(body.validate_only)
     )
     return configs.alter_configs_response(body, results)
 
 
-def _alter_configs(controller: Controller, body: Any) -> Any:
+def _alter_configs(controller: Controller, request: Request) -> Response:
+    body = request.body
     results = controller.alter_configs(
         configs.legacy_alter_configs_args(body), validate_only=bool(body.validate_only)
     )
     return configs.alter_configs_response(body, results)
 
 
-def _no_authorizer(respond: Callable[[Any], Any]) -> Entry:
+def _on_body(error: Callable[[Any, ApiError], Response]) -> Error:
+    """An error answer built from the request's decoded body alone."""
+    return lambda request, e: error(request.body, e)
+
+
+def _no_authorizer(respond: Callable[[Any], Response]) -> Entry:
     """An ACL API: the same answer from any controller, read-only."""
     return Entry(
-        lambda body, _error: respond(body), lambda _controller, body: respond(body), writes=False
+        lambda request, _error: respond(request.body),
+        lambda _controller, request: respond(request.body),
+        writes=False,
     )
 
 
 ENTRIES: Final[Mapping[int, Entry]] = {
-    ApiKey.BROKER_REGISTRATION: Entry(lambda body, e: brokers.registration_response(body, None, e)),
-    ApiKey.BROKER_HEARTBEAT: Entry(lambda body, e: brokers.heartbeat_response(body, None, e)),
-    ApiKey.ALLOCATE_PRODUCER_IDS: Entry(brokers.allocate_producer_ids_error),
-    ApiKey.ALTER_PARTITION: Entry(partitions.alter_partition_error, _alter_partition),
+    ApiKey.BROKER_REGISTRATION: Entry(
+        lambda request, e: brokers.registration_response(request.body, None, e)
+    ),
+    ApiKey.BROKER_HEARTBEAT: Entry(
+        lambda request, e: brokers.heartbeat_response(request.body, None, e)
+    ),
+    ApiKey.ALLOCATE_PRODUCER_IDS: Entry(_on_body(brokers.allocate_producer_ids_error)),
+    ApiKey.ALTER_PARTITION: Entry(_on_body(partitions.alter_partition_error), _alter_partition),
     ApiKey.ASSIGN_REPLICAS_TO_DIRS: Entry(_assign_replicas_to_dirs_error, _assign_replicas_to_dirs),
-    ApiKey.CREATE_TOPICS: Entry(topics.create_topics_error, _create_topics),
-    ApiKey.CREATE_PARTITIONS: Entry(topics.create_partitions_error, _create_partitions),
-    ApiKey.DELETE_TOPICS: Entry(topics.delete_topics_error, _delete_topics),
+    ApiKey.CREATE_TOPICS: Entry(_on_body(topics.create_topics_error), _create_topics),
+    ApiKey.CREATE_PARTITIONS: Entry(_on_body(topics.create_partitions_error), _create_partitions),
+    ApiKey.DELETE_TOPICS: Entry(_on_body(topics.delete_topics_error), _delete_topics),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: Entry(
-        partitions.alter_partition_reassignments_error, _alter_partition_reassignments
+        _on_body(partitions.alter_partition_reassignments_error), _alter_partition_reassignments
     ),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: Entry(
-        partitions.list_partition_reassignments_error, _list_partition_reassignments, writes=False
+        _on_body(partitions.list_partition_reassignments_error),
+        _list_partition_reassignments,
+        writes=False,
     ),
     ApiKey.CREATE_REPLICA_PLACEMENT: Entry(
         _create_replica_placement_error, _create_replica_placement, writes=False
     ),
     ApiKey.DESCRIBE_CONFIGS: Entry(_describe_configs_error, _describe_configs, writes=False),
-    ApiKey.ELECT_LEADERS: Entry(partitions.elect_leaders_error, _elect_leaders),
+    ApiKey.ELECT_LEADERS: Entry(_on_body(partitions.elect_leaders_error), _elect_leaders),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(
-        configs.alter_configs_error, _incremental_alter_configs
+        _on_body(configs.alter_configs_error), _incremental_alter_configs
     ),
-    ApiKey.ALTER_CONFIGS: Entry(configs.alter_configs_error, _alter_configs),
+    ApiKey.ALTER_CONFIGS: Entry(_on_body(configs.alter_configs_error), _alter_configs),
     # No authorizer: every controller, active or not, answers as Kafka's AclApis without one.
     ApiKey.DESCRIBE_ACLS: _no_authorizer(acl_apis.describe_acls),
     ApiKey.CREATE_ACLS: _no_authorizer(acl_apis.create_acls),
@@ -204,7 +232,7 @@ def describe_quorum_response(
     high_watermark: int,
     voters: list[dict[str, Any]],
     error_code: int = 0,
-) -> Any:
+) -> Response:
     """DescribeQuorum's answer for ``__cluster_metadata``-0: the leader, its epoch and high
     watermark, each voter's state, and the voters' endpoints on this controller's listener (a
     controller named in no ``controller.quorum.voters`` gives its own)."""

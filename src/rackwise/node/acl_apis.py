@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from rackwise.common.error_codes import SECURITY_DISABLED
 from rackwise.net.errors import CloseConnection
-from rackwise.protocol import response_to
+from rackwise.protocol import Response, response_to
 
 DESCRIBE_MESSAGE: Final = "No Authorizer is configured on the broker"
 """DescribeAcls's message (``AclApis.handleDescribeAcls``)."""
@@ -47,7 +47,7 @@ def _refuse_unknown(what: str, entries: Iterable[Any], fields: tuple[str, ...]) 
             raise CloseConnection(f"{what} contain UNKNOWN elements ({', '.join(unknown)})")
 
 
-def describe_acls(body: Any) -> Any:
+def describe_acls(body: Any) -> Response:
     """DescribeAcls: SECURITY_DISABLED for the whole answer."""
     _refuse_unknown(
         "DescribeAclsRequest",
@@ -65,7 +65,7 @@ def describe_acls(body: Any) -> Any:
     )
 
 
-def create_acls(body: Any) -> Any:
+def create_acls(body: Any) -> Response:
     """CreateAcls: SECURITY_DISABLED for each creation."""
     _refuse_unknown(
         "CreatableAcls",
@@ -79,7 +79,7 @@ def create_acls(body: Any) -> Any:
     )
 
 
-def delete_acls(body: Any) -> Any:
+def delete_acls(body: Any) -> Response:
     """DeleteAcls: SECURITY_DISABLED for each filter, with no matching ACL."""
     _refuse_unknown(
         "Filters",

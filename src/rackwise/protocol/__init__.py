@@ -8,7 +8,8 @@ that the rest of rackwise never imports kio.
 * :mod:`~rackwise.protocol.apis`: the APIs served per listener, their version ranges (as Kafka
   4.1 advertises them, intersected with kio's classes) and version negotiation.
 * :mod:`~rackwise.protocol.server`: a request frame to a :class:`Request`, a ready error
-  :class:`Reply` or a :class:`Close`, as Kafka's SocketServer decides; responses to frames.
+  :class:`Reply` or a :class:`Close`, as Kafka's SocketServer decides; responses
+  (:class:`Response`: what a handler answers) to frames.
 * :mod:`~rackwise.protocol.client`: requests to frames, response frames to messages.
 * :mod:`~rackwise.protocol.api_versions`: ApiVersions responses with Kafka's rules.
 * :mod:`~rackwise.protocol.messages`: rackwise's own messages (CreateReplicaPlacement,
@@ -63,7 +64,7 @@ from rackwise.protocol.fetch_response import FetchResponseValues, encode_fetch_r
 from rackwise.protocol.fetch_response_reader import FetchAnswer
 from rackwise.protocol.framing import DEFAULT_MAX_REQUEST_BYTES, FrameDecoder, Frames, frame
 from rackwise.protocol.header import RequestHeader
-from rackwise.protocol.outcomes import Close, Outcome, Reply, Request
+from rackwise.protocol.outcomes import Close, Outcome, Reply, Request, Response
 from rackwise.protocol.produce_response import ProduceResponseValues
 from rackwise.protocol.server import decode_request, encode_response, encode_response_buffers
 from rackwise.protocol.values import field_names, make, millis
@@ -79,7 +80,7 @@ def response_class(api_key: int, version: int) -> type:
     return message_class(api_key, version, "response")
 
 
-def response_to(body: Any, values: Mapping[str, Any]) -> Any:
+def response_to(body: Any, values: Mapping[str, Any]) -> Response:
     """The response to the decoded request ``body``, in its API and version, from ``values``."""
     cls = type(body)
     return make(response_class(int(cls.__api_key__), int(cls.__version__)), values)
@@ -107,6 +108,7 @@ __all__ = [
     "Reply",
     "Request",
     "RequestHeader",
+    "Response",
     "SupportedFeature",
     "UnsupportedVersionException",
     "advertised_versions",

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from rackwise.common.error_codes import INVALID_REQUEST, NONE, UNSUPPORTED_VERSION
 from rackwise.protocol.apis import SUPPORTED, ApiKey, Listener, apis_for
+from rackwise.protocol.outcomes import Response
 from rackwise.protocol.values import make
 
 NO_FEATURES_EPOCH: Final = -1
@@ -64,7 +65,7 @@ def api_versions_response(
     finalized_features: Iterable[FinalizedFeature] = (),
     finalized_features_epoch: int = NO_FEATURES_EPOCH,
     throttle_time_ms: int = 0,
-) -> Any:
+) -> Response:
     """The successful ApiVersions response of ``version`` (which must be supported) for a
     connection to ``listener``."""
     cls = SUPPORTED[ApiKey.API_VERSIONS].response_class(version)

@@ -1,11 +1,12 @@
 """What the server-side protocol layer tells the server to do with a frame: handle a decoded
 request, send a ready error response, or close the connection. Malformed input always ends as
-one of these, never as an exception."""
+one of these, never as an exception. :class:`Response` is what a handler answers a
+:class:`Request` with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from rackwise.protocol.apis import ApiSpec
@@ -44,6 +45,23 @@ class Request:
     header: RequestHeader
     api: ApiSpec
     body: Any
+
+
+class Response(Protocol):
+    """A response message, as a handler returns it for :func:`rackwise.protocol.encode_response`:
+    an instance of kio's class for a Kafka API's response, or of rackwise's own, of one version.
+    Its fields depend on the API and version; what every one of them has is its API key and
+    version (class attributes)."""
+
+    @property
+    def __api_key__(self) -> int:
+        """The API the message answers (Kafka's api key)."""
+        ...
+
+    @property
+    def __version__(self) -> int:
+        """The version of that API the message is in."""
+        ...
 
 
 Outcome = Request | Reply | Close

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rackwise.protocol import response_to
+from rackwise.protocol import Response, response_to
 
 
-def response(body: Any, values: dict[str, Any]) -> Any:
+def response(body: Any, values: dict[str, Any]) -> Response:
     """The response class of ``body``'s API and version, built from ``values``."""
     values.setdefault("throttle_time", 0)
     return response_to(body, values)

@@ -25,7 +25,7 @@ from rackwise.controller import (
 )
 from rackwise.controller import Listener as BrokerListener
 from rackwise.controller_node.apis import response
-from rackwise.protocol import error_name
+from rackwise.protocol import Response, error_name
 from rackwise.records import ZERO_UUID
 
 # ---- brokers ---------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ def registration_args(body: Any) -> BrokerRegistrationRequest:
 
 def registration_response(
     body: Any, reply: BrokerRegistrationResponse | None, error: ApiError | None = None
-) -> Any:
+) -> Response:
     if reply is None:
         failure = error or ApiError(-1, None)
         return response(body, {"error_code": failure.error_code, "broker_epoch": -1})
@@ -76,7 +76,7 @@ def heartbeat_args(body: Any) -> BrokerHeartbeatRequest:
 
 def heartbeat_response(
     body: Any, reply: BrokerHeartbeatResponse | None, error: ApiError | None = None
-) -> Any:
+) -> Response:
     if reply is None:
         failure = error or ApiError(-1, None)
         return response(
@@ -107,7 +107,7 @@ def allocate_producer_ids_args(body: Any) -> tuple[int, int]:
     return int(body.broker_id), int(body.broker_epoch)
 
 
-def allocate_producer_ids_response(body: Any, block: ProducerIdsBlock) -> Any:
+def allocate_producer_ids_response(body: Any, block: ProducerIdsBlock) -> Response:
     return response(
         body,
         {
@@ -118,7 +118,7 @@ def allocate_producer_ids_response(body: Any, block: ProducerIdsBlock) -> Any:
     )
 
 
-def allocate_producer_ids_error(body: Any, error: ApiError) -> Any:
+def allocate_producer_ids_error(body: Any, error: ApiError) -> Response:
     """Kafka's ``AllocateProducerIdsRequest.getErrorResponse``: the error, an empty block."""
     return response(
         body, {"error_code": error.error_code, "producer_id_start": 0, "producer_id_len": 0}
@@ -143,7 +143,7 @@ def assign_replicas_to_dirs_args(
 
 def assign_replicas_to_dirs_response(
     body: Any, codes: dict[tuple[uuid.UUID, int], int], error: ApiError | None = None
-) -> Any:
+) -> Response:
     """The per-partition codes in the request's shape; with ``error``, it alone at the top."""
     return response(
         body,

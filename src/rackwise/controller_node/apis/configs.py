@@ -17,6 +17,7 @@ from rackwise.controller import (
 )
 from rackwise.controller_node.apis import response
 from rackwise.image import ConfigResource
+from rackwise.protocol import Response
 
 UNKNOWN_CONFIG_TYPE: Final = 0
 
@@ -30,7 +31,7 @@ def describe_configs_args(body: Any) -> dict[ConfigResource, tuple[str, ...] | N
     }
 
 
-def describe_configs_response(body: Any, results: Iterable[DescribeConfigsResult]) -> Any:
+def describe_configs_response(body: Any, results: Iterable[DescribeConfigsResult]) -> Response:
     return response(
         body,
         {
@@ -78,7 +79,7 @@ def alter_configs_args(body: Any) -> dict[ConfigResource, tuple[AlterableConfig,
     return changes
 
 
-def alter_configs_response(body: Any, results: Iterable[AlterConfigsResourceResult]) -> Any:
+def alter_configs_response(body: Any, results: Iterable[AlterConfigsResourceResult]) -> Response:
     return response(
         body,
         {
@@ -95,7 +96,7 @@ def alter_configs_response(body: Any, results: Iterable[AlterConfigsResourceResu
     )
 
 
-def alter_configs_error(body: Any, error: ApiError) -> Any:
+def alter_configs_error(body: Any, error: ApiError) -> Response:
     return alter_configs_response(
         body,
         [

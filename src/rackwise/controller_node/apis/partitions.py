@@ -28,6 +28,7 @@ from rackwise.controller.messages import (
     ReassignableTopicResult,
 )
 from rackwise.controller_node.apis import response
+from rackwise.protocol import Response
 from rackwise.records import ZERO_UUID
 
 # ---- partitions (KIP-497) ------------------------------------------------------------------
@@ -58,7 +59,7 @@ def alter_partition_args(body: Any) -> AlterPartitionRequest:
     return AlterPartitionRequest(int(body.broker_id), int(body.broker_epoch), tuple(topics))
 
 
-def alter_partition_response(body: Any, results: Iterable[AlterPartitionTopicResult]) -> Any:
+def alter_partition_response(body: Any, results: Iterable[AlterPartitionTopicResult]) -> Response:
     return response(
         body,
         {
@@ -85,7 +86,7 @@ def alter_partition_response(body: Any, results: Iterable[AlterPartitionTopicRes
     )
 
 
-def alter_partition_error(body: Any, error: ApiError) -> Any:
+def alter_partition_error(body: Any, error: ApiError) -> Response:
     """The whole request refused (Kafka's ``AlterPartitionRequest.getErrorResponse``): the
     error at the top level, no topics."""
     return response(body, {"error_code": error.error_code, "topics": []})
@@ -114,7 +115,7 @@ def alter_partition_reassignments_args(body: Any) -> tuple[list[ReassignableTopi
 
 def alter_partition_reassignments_response(
     body: Any, results: Iterable[ReassignableTopicResult], error: ApiError | None = None
-) -> Any:
+) -> Response:
     """Per partition results; ``error`` (a request-wide failure) goes to the top-level error
     and every partition, as Kafka's ``getErrorResponse`` does."""
     top = error or ApiError()
@@ -144,7 +145,7 @@ def alter_partition_reassignments_response(
     )
 
 
-def alter_partition_reassignments_error(body: Any, error: ApiError) -> Any:
+def alter_partition_reassignments_error(body: Any, error: ApiError) -> Response:
     results = [
         ReassignableTopicResult(
             str(t.name),
@@ -167,7 +168,7 @@ def list_partition_reassignments_args(body: Any) -> list[ListPartitionReassignme
 
 def list_partition_reassignments_response(
     body: Any, topics: Iterable[OngoingTopicReassignment], error: ApiError | None = None
-) -> Any:
+) -> Response:
     top = error or ApiError()
     return response(
         body,
@@ -193,7 +194,7 @@ def list_partition_reassignments_response(
     )
 
 
-def list_partition_reassignments_error(body: Any, error: ApiError) -> Any:
+def list_partition_reassignments_error(body: Any, error: ApiError) -> Response:
     return list_partition_reassignments_response(body, [], error)
 
 
@@ -216,7 +217,7 @@ def elect_leaders_response(
     body: Any,
     results: Iterable[tuple[str, Sequence[tuple[int, int, str | None]]]],
     error: ApiError | None = None,
-) -> Any:
+) -> Response:
     return response(
         body,
         {
@@ -235,7 +236,7 @@ def elect_leaders_response(
     )
 
 
-def elect_leaders_error(body: Any, error: ApiError) -> Any:
+def elect_leaders_error(body: Any, error: ApiError) -> Response:
     """Every named partition with ``error``, and ``error`` at the top (Kafka's
     ``ElectLeadersRequest.getErrorResponse``)."""
     results = [

@@ -22,7 +22,7 @@ from rackwise.controller import (
     DeletableTopicResult,
 )
 from rackwise.controller_node.apis import response
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.records import ZERO_UUID
 
 # ---- topics ----------------------------------------------------------------------------------
@@ -48,11 +48,11 @@ def create_topics_args(body: Any) -> list[CreatableTopic]:
     return topics
 
 
-def create_topics_response(body: Any, results: Sequence[CreatableTopicResult]) -> Any:
+def create_topics_response(body: Any, results: Sequence[CreatableTopicResult]) -> Response:
     return response(body, {"topics": [_topic_result(r) for r in results]})
 
 
-def create_topics_error(body: Any, error: ApiError) -> Any:
+def create_topics_error(body: Any, error: ApiError) -> Response:
     """Every topic of the request failed with ``error`` (Kafka answers per topic)."""
     return create_topics_response(body, [CreatableTopicResult(t.name, error) for t in body.topics])
 
@@ -94,7 +94,9 @@ def create_partitions_args(body: Any) -> list[CreatePartitionsTopic]:
     ]
 
 
-def create_partitions_response(body: Any, results: Iterable[CreatePartitionsTopicResult]) -> Any:
+def create_partitions_response(
+    body: Any, results: Iterable[CreatePartitionsTopicResult]
+) -> Response:
     return response(
         body,
         {
@@ -106,7 +108,7 @@ def create_partitions_response(body: Any, results: Iterable[CreatePartitionsTopi
     )
 
 
-def create_partitions_error(body: Any, error: ApiError) -> Any:
+def create_partitions_error(body: Any, error: ApiError) -> Response:
     return create_partitions_response(
         body, [CreatePartitionsTopicResult(t.name, error) for t in body.topics]
     )
@@ -126,7 +128,7 @@ def delete_topics_args(body: Any) -> tuple[list[str], list[uuid.UUID]]:
     return names, ids
 
 
-def delete_topics_response(body: Any, results: Iterable[DeletableTopicResult]) -> Any:
+def delete_topics_response(body: Any, results: Iterable[DeletableTopicResult]) -> Response:
     return response(
         body,
         {
@@ -143,7 +145,7 @@ def delete_topics_response(body: Any, results: Iterable[DeletableTopicResult]) -
     )
 
 
-def delete_topics_error(body: Any, error: ApiError) -> Any:
+def delete_topics_error(body: Any, error: ApiError) -> Response:
     names, ids = delete_topics_args(body)
     results = [DeletableTopicResult(n, ZERO_UUID, error) for n in names]
     results += [DeletableTopicResult(None, i, error) for i in ids]
@@ -162,7 +164,7 @@ def replica_placement_args(body: Any) -> CreateReplicaPlacementRequest:
     )
 
 
-def replica_placement_response(body: Any, reply: CreateReplicaPlacementResponse) -> Any:
+def replica_placement_response(body: Any, reply: CreateReplicaPlacementResponse) -> Response:
     return make(
         response_class(ApiKey.CREATE_REPLICA_PLACEMENT, int(type(body).__version__)),
         replica_placement=[
