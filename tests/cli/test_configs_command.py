@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rackwise.cli.main import main
 from tests.command_line import rackwise, running_cluster
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
@@ -125,22 +126,52 @@ def test_the_broker_default_and_a_broker_from_a_file(bootstrap: str, tmp_path: P
     )
 
 
-def test_bad_arguments_are_refused_before_connecting(bootstrap: str, tmp_path: Path) -> None:
-    assert configs(bootstrap, "--entity-type", "topics", "--entity-name", "orders") == (
-        1,
-        "",
-        "error: Command must include exactly one action: --describe, --alter\n",
-    )
+def test_every_topic_described_with_a_client_config(bootstrap: str, tmp_path: Path) -> None:
     client = tmp_path / "client.properties"
-    client.write_text("security.protocol=SSL\n")
-    code, _, err = configs(
-        bootstrap, "--command-config", str(client), "--entity-type", "topics", "--describe"
-    )
-    assert code == 1 and err.startswith(
-        f"error: --command-config {client}: not served: security.protocol=SSL"
-    )
     client.write_text("client.id=ops\nsecurity.protocol=PLAINTEXT\n")
-    code, out, _ = configs(
+    code, out, err = configs(
         bootstrap, "--command-config", str(client), "--entity-type", "topics", "--describe"
     )
-    assert code == 0 and "Dynamic configs for topic orders are:" in out.splitlines()
+    assert (code, err) == (0, "")
+    assert "Dynamic configs for topic orders are:" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--describe", "--entity-type", "topics", "--add-config", "a=1"],
+            'Option "[describe]" can\'t be used with option "[add-config]"',
+        ),
+        (
+            ["--describe", "--entity-type", "topics"],
+            "One of the required --bootstrap-server or --bootstrap-controller arguments must be "
+            "specified",
+        ),
+        (
+            ["--bootstrap-server", "localhost", "--describe", "--entity-type", "topics"],
+            "Invalid url in bootstrap.servers: localhost",
+        ),
+        (
+            ["--bootstrap-server", "h:1", "--alter", "--entity-type", "topics",
+             "--entity-name", "t", "--add-config", "a=1", "--add-config-file", "f"],
+            "Only one of --add-config or --add-config-file must be specified",
+        ),
+        (
+            ["--bootstrap-server", "h:1", "--alter", "--entity-type", "topics",
+             "--entity-name", "t"],
+            "At least one of --add-config, --add-config-file, or --delete-config must be "
+            "specified with --alter",
+        ),
+        (
+            ["--bootstrap-server", "h:1", "--alter", "--entity-type", "brokers",
+             "--entity-name", "1", "--entity-default", "--delete-config", "a"],
+            "An entity name must be specified for every entity type",
+        ),
+    ],
+)  # fmt: skip
+def test_kafkas_checks_come_in_its_order(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["configs", *args]) == 1
+    assert capsys.readouterr() == ("", f"error: {message}\n")

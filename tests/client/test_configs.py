@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rackwise.client import configs
-from rackwise.client.configs import ConfigsArgumentError, ConfigsFailure, Entry
+from rackwise.client import config_args, configs
+from rackwise.client.config_args import ConfigsArgumentError
+from rackwise.client.configs import ConfigsFailure, Entry
 
 
 @pytest.mark.parametrize(
@@ -24,7 +25,7 @@ from rackwise.client.configs import ConfigsArgumentError, ConfigsFailure, Entry
     ],
 )
 def test_add_config_is_read_as_kafka_reads_it(text: str, pairs: dict[str, str]) -> None:
-    assert configs.parse_add_config(text) == pairs
+    assert config_args.parse_add_config(text) == pairs
 
 
 @pytest.mark.parametrize(
@@ -32,7 +33,7 @@ def test_add_config_is_read_as_kafka_reads_it(text: str, pairs: dict[str, str]) 
 )
 def test_a_malformed_entry_is_refused_in_kafkas_words_and_named(text: str, bad: str) -> None:
     with pytest.raises(ConfigsArgumentError) as raised:
-        configs.parse_add_config(text)
+        config_args.parse_add_config(text)
     assert str(raised.value) == (
         "requirement failed: Invalid entity config: all configs to be added must be in the "
         f"format \"key=val\". Bad entry: '{bad}'"
@@ -41,15 +42,15 @@ def test_a_malformed_entry_is_refused_in_kafkas_words_and_named(text: str, bad: 
 
 def test_keys_come_from_the_file_then_the_flag_and_are_checked() -> None:
     text = "# a comment\nretention.ms = 1000\nsegment.bytes=1\n"
-    assert configs.configs_to_add("segment.bytes=2", text) == {
+    assert config_args.configs_to_add("segment.bytes=2", text) == {
         "retention.ms": "1000",
         "segment.bytes": "2",
     }
     with pytest.raises(
         ConfigsArgumentError, match=r"^Invalid character found for config key: a/b$"
     ):
-        configs.configs_to_add("a/b=1", None)
-    assert configs.configs_to_delete(["a, b", "c"]) == ["a", "b", "c"]
+        config_args.configs_to_add("a/b=1", None)
+    assert config_args.configs_to_delete(["a, b", "c"]) == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +76,7 @@ def test_keys_come_from_the_file_then_the_flag_and_are_checked() -> None:
 )
 def test_entity_types_are_checked_in_kafkas_order(types: list[str], message: str) -> None:
     with pytest.raises(ConfigsArgumentError) as raised:
-        configs.check_entity_types(types)
+        config_args.check_entity_types(types)
     assert str(raised.value) == message
 
 
@@ -103,11 +104,11 @@ def test_entity_names_are_checked(
     entity_type: str, names: list[str], alter: bool, message: str
 ) -> None:
     with pytest.raises(ConfigsArgumentError) as raised:
-        configs.check_entity_names(entity_type, names, alter=alter)
+        config_args.check_entity_names(entity_type, names, alter=alter)
     assert str(raised.value) == message
-    configs.check_entity_names("brokers", ["", "2"], alter=True)
+    config_args.check_entity_names("brokers", ["", "2"], alter=True)
     with pytest.raises(ConfigsArgumentError, match="for every entity type"):
-        configs.check_one_name(["", "2"])
+        config_args.check_one_name(["", "2"])
 
 
 def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
@@ -122,16 +123,16 @@ def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
 
 def test_command_config_serves_plaintext_and_client_id_only() -> None:
     text = "client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n"
-    assert configs.command_config(text, "c.properties")["client.id"] == "ops"
+    assert config_args.command_config(text, "c.properties")["client.id"] == "ops"
     with pytest.raises(ConfigsArgumentError) as raised:
-        configs.command_config("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n", "c.p")
+        config_args.command_config("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n", "c.p")
     assert str(raised.value) == (
         "--command-config c.p: not served: security.protocol=SASL_SSL, sasl.mechanism (rackwise "
         "configs connects over PLAINTEXT and reads only bootstrap.servers, client.id, "
         "request.timeout.ms, security.protocol)"
     )
     with pytest.raises(ConfigsArgumentError, match=r"a number of ms: soon$"):
-        configs.command_config("request.timeout.ms=soon\n", "c.p")
+        config_args.command_config("request.timeout.ms=soon\n", "c.p")
 
 
 def test_the_lines_are_kafkas() -> None:

@@ -3,8 +3,9 @@ and the broker default: ``--describe`` (``--all``) and ``--alter`` (``--add-conf
 ``--add-config-file``, ``--delete-config``), with Kafka's flags, checks, lines and exit codes.
 
 Constraints
-    * The checks, the requests and the lines are :mod:`rackwise.client.configs`'s; this module
-      reads the arguments, runs them in Kafka's order and prints.
+    * The checks are :mod:`rackwise.client.config_args`'s, the requests and the lines
+      :mod:`rackwise.client.configs`'s (loaded once the arguments pass); this module reads
+      the arguments, runs the checks in Kafka's order and prints.
     * Kafka's messages for bad input are one line ``error: ...``, exit 1, without the usage
       text Kafka prints after some of them. A failure of the cluster is Kafka's first two
       lines joined in one: ``error: Error while executing config command with args '...':
@@ -72,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _check_args(args: argparse.Namespace) -> None:
     """Kafka's ``ConfigCommandOptions.checkArgs``, in its order."""
     from rackwise.cli._servers import check_bootstrap_servers  # noqa: PLC0415
-    from rackwise.client import configs  # noqa: PLC0415
+    from rackwise.client import config_args  # noqa: PLC0415
 
     if args.describe == args.alter:
         raise CommandError("Command must include exactly one action: --describe, --alter")
@@ -84,7 +85,7 @@ def _check_args(args: argparse.Namespace) -> None:
         ):
             if given:
                 raise CommandError(f'Option "[describe]" can\'t be used with option "[{flag}]"')
-    configs.check_entity_types(args.entity_type)
+    config_args.check_entity_types(args.entity_type)
     if args.bootstrap_server is None:
         raise CommandError(
             "One of the required --bootstrap-server or --bootstrap-controller arguments must "
@@ -92,7 +93,7 @@ def _check_args(args: argparse.Namespace) -> None:
         )
     check_bootstrap_servers(args.bootstrap_server)
     names = args.entity_names or []
-    configs.check_entity_names(args.entity_type[0], names, alter=args.alter)
+    config_args.check_entity_names(args.entity_type[0], names, alter=args.alter)
     if args.alter:
         if args.add_config is not None and args.add_config_file is not None:
             raise CommandError("Only one of --add-config or --add-config-file must be specified")
@@ -104,16 +105,18 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rackwise.client import configs  # noqa: PLC0415
+    from rackwise.client import config_args  # noqa: PLC0415
 
     _check_args(args)
     config: dict[str, str] = {}
     if args.command_config is not None:
         path = args.command_config
-        config = configs.command_config(Path(path).read_text(encoding="utf-8"), path)
+        config = config_args.command_config(Path(path).read_text(encoding="utf-8"), path)
     names = args.entity_names or []
     if args.alter:
-        configs.check_one_name(names)
+        config_args.check_one_name(names)
+    from rackwise.client import configs  # noqa: PLC0415
+
     try:
         return asyncio.run(_run(args, config, names))
     except configs.ConfigsFailure as e:
@@ -130,14 +133,14 @@ def _command_line() -> str:
 
 async def _run(args: argparse.Namespace, config: dict[str, str], names: list[str]) -> int:
     from rackwise.cli._servers import bootstrap_addresses  # noqa: PLC0415
-    from rackwise.client import configs  # noqa: PLC0415
+    from rackwise.client import config_args, configs  # noqa: PLC0415
     from rackwise.client.connections import Connections  # noqa: PLC0415
 
-    timeout_ms = int(config.get("request.timeout.ms", configs.DEFAULT_REQUEST_TIMEOUT_MS))
+    timeout_ms = int(config.get("request.timeout.ms", config_args.DEFAULT_REQUEST_TIMEOUT_MS))
     connections = Connections(
         bootstrap_addresses(args.bootstrap_server),
         timeout_s=max(timeout_ms, 1) / 1000,
-        client_id=config.get("client.id", configs.CLIENT_ID),
+        client_id=config.get("client.id", config_args.CLIENT_ID),
     )
     admin = configs.ConfigsAdmin(connections, args.entity_type[0])
     try:
@@ -160,12 +163,12 @@ async def _describe(admin: ConfigsAdmin, name: str | None, *, describe_all: bool
 
 
 async def _alter(admin: ConfigsAdmin, args: argparse.Namespace, name: str) -> None:
-    from rackwise.client import configs  # noqa: PLC0415
+    from rackwise.client import config_args, configs  # noqa: PLC0415
 
     file_text = None
     if args.add_config_file is not None:
         file_text = Path(args.add_config_file).read_text(encoding="utf-8")
-    add = configs.configs_to_add(args.add_config, file_text)
-    delete = configs.configs_to_delete(args.delete_config)
+    add = config_args.configs_to_add(args.add_config, file_text)
+    delete = config_args.configs_to_delete(args.delete_config)
     await admin.alter(name, add, delete)
     print(configs.completed_line(admin.entity_type, name))
