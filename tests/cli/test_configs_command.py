@@ -56,7 +56,12 @@ def test_a_topic_config_set_described_and_deleted(bootstrap: str) -> None:
         "  segment.ms=100000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.ms=100000"
         in out
     )
-    assert configs(bootstrap, *topic, "--alter", "--delete-config", "segment.ms")[0] == 0
+    # Kafka's --topic is --entity-type topics --entity-name.
+    assert configs(bootstrap, "--topic", "orders", "--alter", "--delete-config", "segment.ms") == (
+        0,
+        "Completed updating config for topic orders.\n",
+        "",
+    )
     assert "segment.ms" not in configs(bootstrap, *topic, "--describe")[1]
     # A key that is not set is refused before anything changes, in Kafka's words.
     assert configs(bootstrap, *topic, "--alter", "--delete-config", "segment.ms") == (
@@ -167,6 +172,12 @@ def test_every_topic_described_with_a_client_config(bootstrap: str, tmp_path: Pa
             ["--bootstrap-server", "h:1", "--alter", "--entity-type", "brokers",
              "--entity-name", "1", "--entity-default", "--delete-config", "a"],
             "An entity name must be specified for every entity type",
+        ),
+        (
+            ["--bootstrap-server", "h:1", "--describe", "--entity-name", "x",
+             "--topic", "t"],
+            "--entity-{type,name,default} should not be used in conjunction with specific "
+            "entity flags",
         ),
     ],
 )  # fmt: skip

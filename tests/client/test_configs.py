@@ -80,6 +80,21 @@ def test_entity_types_are_checked_in_kafkas_order(types: list[str], message: str
     assert str(raised.value) == message
 
 
+def test_specific_entity_flags_come_after_the_generic_ones() -> None:
+    assert config_args.entities(["topics"], ["a"], topic="b") == (["topics", "topics"], ["a", "b"])
+    assert config_args.entities([], [], broker="1", broker_defaults=True) == (
+        ["brokers", "brokers"],
+        ["1", ""],
+    )
+    assert config_args.entities([], [], topic="t") == (["topics"], ["t"])
+    config_args.check_entity_types(["topics"])
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.check_entity_types(["topics"], mixed=True)
+    assert str(raised.value) == (
+        "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
+    )
+
+
 @pytest.mark.parametrize(
     ("entity_type", "names", "alter", "message"),
     [

@@ -1,6 +1,8 @@
 """``rackwise configs``: Kafka's ``kafka-configs.sh`` (``ConfigCommand``) for topics, brokers
 and the broker default: ``--describe`` (``--all``) and ``--alter`` (``--add-config``,
-``--add-config-file``, ``--delete-config``), with Kafka's flags, checks, lines and exit codes.
+``--add-config-file``, ``--delete-config``) of ``--entity-type topics|brokers`` with
+``--entity-name`` or ``--entity-default`` (or ``--topic``, ``--broker``, ``--broker-defaults``),
+with Kafka's flags, checks, lines and exit codes.
 
 Constraints
     * The checks are :mod:`rackwise.client.config_args`'s, the requests and the lines
@@ -67,11 +69,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="K,...",
         help="config keys to remove: 'k1,k2'",
     )
+    add("--topic", metavar="NAME", help="the topic's name (--entity-type topics --entity-name)")
+    add("--broker", metavar="ID", help="the broker's id (--entity-type brokers --entity-name)")
+    add(
+        "--broker-defaults",
+        action="store_true",
+        help="the config defaults for all brokers (--entity-type brokers --entity-default)",
+    )
     parser.set_defaults(run=run, entity_names=None)
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    """Kafka's ``ConfigCommandOptions.checkArgs``, in its order."""
+def _check_args(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """Kafka's ``ConfigCommandOptions.checkArgs``, in its order; the entity type and names."""
     from rackwise.cli._servers import check_bootstrap_servers  # noqa: PLC0415
     from rackwise.client import config_args  # noqa: PLC0415
 
@@ -85,15 +94,23 @@ def _check_args(args: argparse.Namespace) -> None:
         ):
             if given:
                 raise CommandError(f'Option "[describe]" can\'t be used with option "[{flag}]"')
-    config_args.check_entity_types(args.entity_type)
+    generic = bool(args.entity_type or args.entity_names)
+    types, names = config_args.entities(
+        args.entity_type,
+        args.entity_names or [],
+        topic=args.topic,
+        broker=args.broker,
+        broker_defaults=args.broker_defaults,
+    )
+    specific = len(types) > len(args.entity_type)
+    config_args.check_entity_types(types, mixed=generic and specific)
     if args.bootstrap_server is None:
         raise CommandError(
             "One of the required --bootstrap-server or --bootstrap-controller arguments must "
             "be specified"
         )
     check_bootstrap_servers(args.bootstrap_server)
-    names = args.entity_names or []
-    config_args.check_entity_names(args.entity_type[0], names, alter=args.alter)
+    config_args.check_entity_names(types[0], names, alter=args.alter)
     if args.alter:
         if args.add_config is not None and args.add_config_file is not None:
             raise CommandError("Only one of --add-config or --add-config-file must be specified")
@@ -102,23 +119,23 @@ def _check_args(args: argparse.Namespace) -> None:
                 "At least one of --add-config, --add-config-file, or --delete-config must be "
                 "specified with --alter"
             )
+    return types[0], names
 
 
 def run(args: argparse.Namespace) -> int:
     from rackwise.client import config_args  # noqa: PLC0415
 
-    _check_args(args)
+    entity_type, names = _check_args(args)
     config: dict[str, str] = {}
     if args.command_config is not None:
         path = args.command_config
         config = config_args.command_config(Path(path).read_text(encoding="utf-8"), path)
-    names = args.entity_names or []
     if args.alter:
         config_args.check_one_name(names)
     from rackwise.client import configs  # noqa: PLC0415
 
     try:
-        return asyncio.run(_run(args, config, names))
+        return asyncio.run(_run(args, config, entity_type, names))
     except configs.ConfigsFailure as e:
         raise CommandError(
             f"Error while executing config command with args '{_command_line()}': {e.java_text}"
@@ -131,7 +148,9 @@ def _command_line() -> str:
     return " ".join(argv[argv.index("configs") + 1 :] if "configs" in argv else argv)
 
 
-async def _run(args: argparse.Namespace, config: dict[str, str], names: list[str]) -> int:
+async def _run(
+    args: argparse.Namespace, config: dict[str, str], entity_type: str, names: list[str]
+) -> int:
     from rackwise.cli._servers import bootstrap_addresses  # noqa: PLC0415
     from rackwise.client import config_args, configs  # noqa: PLC0415
     from rackwise.client.connections import Connections  # noqa: PLC0415
@@ -142,7 +161,7 @@ async def _run(args: argparse.Namespace, config: dict[str, str], names: list[str
         timeout_s=max(timeout_ms, 1) / 1000,
         client_id=config.get("client.id", config_args.CLIENT_ID),
     )
-    admin = configs.ConfigsAdmin(connections, args.entity_type[0])
+    admin = configs.ConfigsAdmin(connections, entity_type)
     try:
         if args.alter:
             await _alter(admin, args, names[0])

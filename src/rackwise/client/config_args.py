@@ -90,9 +90,30 @@ def configs_to_delete(values: Iterable[str]) -> list[str]:
     return [key.strip() for value in values for key in value.split(",")]
 
 
-def check_entity_types(entity_types: Sequence[str]) -> None:
-    """Kafka's checks of ``--entity-type``, in its order, then rackwise's refusal of the
-    types it does not serve."""
+def entities(
+    entity_types: Sequence[str],
+    entity_names: Sequence[str],
+    *,
+    topic: str | None = None,
+    broker: str | None = None,
+    broker_defaults: bool = False,
+) -> tuple[list[str], list[str]]:
+    """The entity types and names given (Kafka's ``entityTypes`` and ``entityNames``): those
+    of ``--entity-type`` and ``--entity-name``/``--entity-default``, then those of the
+    specific flags ``--topic``, ``--broker`` and ``--broker-defaults``."""
+    flags = [(TOPICS, topic), (BROKERS, broker)]
+    types = [*entity_types, *(t for t, name in flags if name is not None)]
+    names = [*entity_names, *(name for _, name in flags if name is not None)]
+    if broker_defaults:
+        types.append(BROKERS)
+        names.append(BROKER_DEFAULT)
+    return types, names
+
+
+def check_entity_types(entity_types: Sequence[str], *, mixed: bool = False) -> None:
+    """Kafka's checks of the entity types, in its order (``mixed``: both ``--entity-*`` and
+    specific entity flags were given), then rackwise's refusal of the types it does not
+    serve."""
     repeated = sorted({t for t in entity_types if entity_types.count(t) > 1})
     if repeated:
         raise ConfigsArgumentError(f"Duplicate entity type(s) specified: {','.join(repeated)}")
@@ -108,6 +129,11 @@ def check_entity_types(entity_types: Sequence[str]) -> None:
     if len(entity_types) > 1 and set(entity_types) != {"users", "clients"}:
         raise ConfigsArgumentError(
             "Only 'users' and 'clients' entity types may be specified together"
+        )
+    if mixed:
+        raise ConfigsArgumentError(
+            "--entity-{type,name,default} should not be used in conjunction with specific "
+            "entity flags"
         )
     served = [t for t in entity_types if t not in SERVED_ENTITY_TYPES]
     if served:
