@@ -121,7 +121,10 @@ def test_entity_names_are_checked(
     with pytest.raises(ConfigsArgumentError) as raised:
         config_args.check_entity_names(entity_type, names, alter=alter)
     assert str(raised.value) == message
-    config_args.check_entity_names("brokers", ["", "2"], alter=True)
+    config_args.check_entity_names("brokers", ["", "2", "+3"], alter=True)
+    for not_an_int in (" 2", "1_000", "2147483648"):
+        with pytest.raises(ConfigsArgumentError, match=f"but it is: {not_an_int}$"):
+            config_args.check_entity_names("brokers", [not_an_int], alter=False)
     with pytest.raises(ConfigsArgumentError, match="for every entity type"):
         config_args.check_one_name(["", "2"])
 

@@ -49,6 +49,7 @@ _OUTSIDE_BRACKETS: Final = r"(?=[^\]]*(?:\[|$))"
 _ENTRIES: Final = re.compile("," + _OUTSIDE_BRACKETS)
 _KEY_VALUE: Final = re.compile(r"\s*=\s*" + _OUTSIDE_BRACKETS)
 _KEY: Final = re.compile(r"[a-zA-Z0-9._-]*")
+_INT: Final = re.compile(r"[+-]?[0-9]+")
 
 
 class ConfigsArgumentError(RackwiseError):
@@ -178,11 +179,8 @@ def check_one_name(names: Sequence[str]) -> None:
 
 
 def _is_int(text: str) -> bool:
-    try:
-        value = int(text)
-    except ValueError:
-        return False
-    return -(2**31) <= value < 2**31 and text.strip() == text
+    """Whether Java's ``Integer.parseInt`` reads ``text`` (no blanks, an optional sign)."""
+    return _INT.fullmatch(text) is not None and -(2**31) <= int(text) < 2**31
 
 
 def command_config(text: str, path: str) -> dict[str, str]:
