@@ -27,6 +27,10 @@ SUBCOMMANDS = {
     "broker": ("rackwise.cli.broker", "run a broker process"),
     "cluster": ("rackwise.cli.cluster", "start or stop a local cluster of processes"),
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
+    "configs": (
+        "rackwise.cli.configs",
+        "describe and alter topic and broker configs (kafka-configs)",
+    ),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
     "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
     "consumer-groups": (

@@ -4,8 +4,9 @@ and printing of :mod:`rackwise.cli`.
 * Kafka's tools over rackwise's own connections: the consumer group calls of Kafka's admin
   client and the rows and plans ``kafka-consumer-groups.sh`` makes of them (``groups``,
   ``group_values``, ``group_reports``, ``consumer_protocol``), the requests and report of
-  ``kafka-log-dirs.sh`` (``log_dirs``) and of ``kafka-metadata-quorum.sh`` (``quorum``), and
-  the per-broker connections they go through (``connections``).
+  ``kafka-log-dirs.sh`` (``log_dirs``), of ``kafka-metadata-quorum.sh`` (``quorum``) and of
+  ``kafka-configs.sh`` (``config_args``, ``configs``), and the per-broker connections they
+  go through (``connections``).
 * Third-party Kafka clients: kafka-python's admin client for ``rackwise topics`` and
   ``rackwise placement`` (``admin``), rackwise's assignors as kafka-python assignment
   strategies (``kafka_python``), and Kafka's producer and consumer perf tools on

@@ -1,0 +1,181 @@
+"""``kafka-configs.sh``'s syntax and checks, as :mod:`rackwise.client.configs` reads them: the
+``--add-config`` pairs (square brackets for list values), the keys, the entity checks and
+``--command-config``, each refused in Kafka's words naming the bad value; and the lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from rackwise.client import config_args, configs
+from rackwise.client.config_args import ConfigsArgumentError
+from rackwise.client.configs import ConfigsFailure, Entry
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        ("a=1", {"a": "1"}),
+        ("a=1,b=2", {"a": "1", "b": "2"}),
+        ("cleanup.policy=[compact,delete],b=2", {"cleanup.policy": "compact,delete", "b": "2"}),
+        (" a = 1 , b=[x, y] ", {"a": "1", "b": "x, y"}),
+        ("ssl.endpoint.identification.algorithm=", {"ssl.endpoint.identification.algorithm": ""}),
+        ("a=1,", {"a": "1"}),  # Java's split drops a trailing empty entry
+        ("a=1,a=2", {"a": "2"}),
+        ("k=[a=b,c]", {"k": "a=b,c"}),
+    ],
+)
+def test_add_config_is_read_as_kafka_reads_it(text: str, pairs: dict[str, str]) -> None:
+    assert config_args.parse_add_config(text) == pairs
+
+
+@pytest.mark.parametrize(
+    ("text", "bad"), [("a=1,b", "b"), ("k=v=w", "k=v=w"), ("", ""), (",a=1", "")]
+)
+def test_a_malformed_entry_is_refused_in_kafkas_words_and_named(text: str, bad: str) -> None:
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.parse_add_config(text)
+    assert str(raised.value) == (
+        "requirement failed: Invalid entity config: all configs to be added must be in the "
+        f"format \"key=val\". Bad entry: '{bad}'"
+    )
+
+
+def test_keys_come_from_the_file_then_the_flag_and_are_checked() -> None:
+    text = "# a comment\nretention.ms = 1000\nsegment.bytes=1\n"
+    assert config_args.configs_to_add("segment.bytes=2", text) == {
+        "retention.ms": "1000",
+        "segment.bytes": "2",
+    }
+    with pytest.raises(
+        ConfigsArgumentError, match=r"^Invalid character found for config key: a/b$"
+    ):
+        config_args.configs_to_add("a/b=1", None)
+    assert config_args.configs_to_delete(["a, b", "c"]) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [
+        (["topics", "topics"], "Duplicate entity type(s) specified: topics"),
+        (
+            ["topic"],
+            "Invalid entity type topic, the entity type must be one of topics, clients, users, "
+            "brokers, ips, broker-loggers, client-metrics, groups with a --bootstrap-server or "
+            "--bootstrap-controller argument",
+        ),
+        ([], "At least one entity type must be specified"),
+        (
+            ["topics", "brokers"],
+            "Only 'users' and 'clients' entity types may be specified together",
+        ),
+        (
+            ["groups"],
+            "Entity type groups is not served: rackwise configs handles topics and brokers",
+        ),
+    ],
+)
+def test_entity_types_are_checked_in_kafkas_order(types: list[str], message: str) -> None:
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.check_entity_types(types)
+    assert str(raised.value) == message
+
+
+def test_specific_entity_flags_come_after_the_generic_ones() -> None:
+    assert config_args.entities(["topics"], ["a"], topic="b") == (["topics", "topics"], ["a", "b"])
+    assert config_args.entities([], [], broker="1", broker_defaults=True) == (
+        ["brokers", "brokers"],
+        ["1", ""],
+    )
+    assert config_args.entities([], [], topic="t") == (["topics"], ["t"])
+    config_args.check_entity_types(["topics"])
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.check_entity_types(["topics"], mixed=True)
+    assert str(raised.value) == (
+        "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entity_type", "names", "alter", "message"),
+    [
+        (
+            "brokers",
+            ["one"],
+            False,
+            "The entity name for brokers must be a valid integer broker id, but it is: one",
+        ),
+        ("topics", [""], False, "--entity-default must not be specified with --describe of topics"),
+        ("topics", [], True, "An entity name must be specified with --alter of topics"),
+        (
+            "brokers",
+            [],
+            True,
+            "An entity-name or default entity must be specified with --alter of users, clients, "
+            "brokers or ips",
+        ),
+    ],
+)
+def test_entity_names_are_checked(
+    entity_type: str, names: list[str], alter: bool, message: str
+) -> None:
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.check_entity_names(entity_type, names, alter=alter)
+    assert str(raised.value) == message
+    config_args.check_entity_names("brokers", ["", "2", "+3"], alter=True)
+    for not_an_int in (" 2", "1_000", "2147483648"):
+        with pytest.raises(ConfigsArgumentError, match=f"but it is: {not_an_int}$"):
+            config_args.check_entity_names("brokers", [not_an_int], alter=False)
+    with pytest.raises(ConfigsArgumentError, match="for every entity type"):
+        config_args.check_one_name(["", "2"])
+
+
+def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
+    with pytest.raises(ConfigsFailure) as raised:
+        configs.validate_topic("a b")
+    assert raised.value.java_text == (
+        'org.apache.kafka.common.errors.InvalidTopicException: Topic name "a b" is illegal, it '
+        "contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+    )
+    configs.validate_topic("orders.v1_x-y")
+
+
+def test_command_config_serves_plaintext_and_client_id_only() -> None:
+    text = "client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n"
+    assert config_args.command_config(text, "c.properties")["client.id"] == "ops"
+    with pytest.raises(ConfigsArgumentError) as raised:
+        config_args.command_config("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n", "c.p")
+    assert str(raised.value) == (
+        "--command-config c.p: not served: security.protocol=SASL_SSL, sasl.mechanism (rackwise "
+        "configs connects over PLAINTEXT and reads only bootstrap.servers, client.id, "
+        "request.timeout.ms, security.protocol)"
+    )
+    with pytest.raises(ConfigsArgumentError, match=r"a number of ms: soon$"):
+        config_args.command_config("request.timeout.ms=soon\n", "c.p")
+
+
+def test_the_lines_are_kafkas() -> None:
+    entry = Entry(
+        "log.cleaner.threads",
+        "3",
+        False,
+        "DYNAMIC_BROKER_CONFIG",
+        (
+            ("DYNAMIC_BROKER_CONFIG", "log.cleaner.threads", "3"),
+            ("DEFAULT_CONFIG", "log.cleaner.threads", "1"),
+        ),
+    )
+    assert configs.entry_line(entry) == (
+        "  log.cleaner.threads=3 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+        "log.cleaner.threads=3, DEFAULT_CONFIG:log.cleaner.threads=1}"
+    )
+    secret = Entry("ssl.key.password", None, True, "STATIC_BROKER_CONFIG", ())
+    assert configs.entry_line(secret) == "  ssl.key.password=null sensitive=true synonyms={}"
+    assert configs.header("topics", "t", describe_all=False) == "Dynamic configs for topic t are:"
+    assert configs.header("brokers", "1", describe_all=True) == "All configs for broker 1 are:"
+    assert configs.header("brokers", "", describe_all=True) == (
+        "Default configs for brokers in the cluster are:"
+    )
+    assert configs.completed_line("topics", "t") == "Completed updating config for topic t."
+    assert configs.completed_line("brokers", "") == (
+        "Completed updating default config for brokers in the cluster."
+    )
