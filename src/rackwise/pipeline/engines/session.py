@@ -209,15 +209,27 @@ def _launch_jvm(settings: dict[str, str]) -> None:
 
 def _stop_jvm_at_exit(process: Popen[bytes]) -> None:
     """At the driver's exit: close the JVM's stdin (its signal to leave) and wait for it to run
-    Spark's shutdown hooks, so that the kernel's SIGKILL finds nothing left to kill."""
+    Spark's shutdown hooks (which remove its temporary directories), so that the kernel's
+    SIGKILL finds nothing left to kill."""
     if process.poll() is not None:
         return
+    from pyspark.core.context import SparkContext  # noqa: PLC0415
+
+    # The JVM's end of the accumulator connection closes as it leaves, which the driver's
+    # accumulator server would print as a traceback: that is expected now.
+    server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = _ignore_error
     if process.stdin is not None:
         process.stdin.close()
     try:
         process.wait(JVM_EXIT_WAIT_S)
     except TimeoutExpired:
         process.kill()
+
+
+def _ignore_error(request: object, address: object) -> None:
+    pass
 
 
 @contextmanager
