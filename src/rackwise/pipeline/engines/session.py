@@ -24,11 +24,12 @@ when the driver's main thread ends, however it ends (``kill -9`` included). The 
 closes that pipe and waits for the JVM first (:func:`_stop_jvm_at_exit`), so that Spark's hooks
 still remove its temporary files.
 
-Signals. SIGINT raises ``KeyboardInterrupt`` and SIGTERM :class:`Terminated`, in the main thread
-(:func:`quiet_interrupts`, from before the JVM starts); the command prints one line for either
-and exits 130 or 143. While the SparkContext is built both are held, then delivered: PySpark's
-own SIGINT handler and its clean-up of a half-built context would call into the JVM again from
-inside the call interrupted.
+Signals. SIGINT raises ``KeyboardInterrupt`` in the main thread (:func:`quiet_interrupts`, from
+before the JVM starts), and SIGTERM :class:`Terminated` where the command installs
+:func:`raise_terminated` (``rackwise pipeline`` does; under ``spark-submit`` it is left alone);
+the command prints one line for either and exits 130 or 143. While the SparkContext is built
+both are held, then delivered: PySpark's own SIGINT handler and its clean-up of a half-built
+context would call into the JVM again from inside the call interrupted.
 """
 
 from __future__ import annotations
@@ -97,16 +98,15 @@ def quiet_interrupts() -> None:
     PySpark's SIGINT handler cancels the jobs by calling into the JVM from inside the signal
     handler, which re-enters the py4j call the main thread is waiting in; py4j then logs both
     failures as tracebacks on the root logger (up to 45 lines). Here SIGINT raises
-    ``KeyboardInterrupt`` at once (the JVM is stopped by :func:`stop_jvm` instead), SIGTERM
-    :class:`Terminated`, and py4j's log records are dropped. :func:`get_spark` calls it before
-    the JVM starts and again once the session is created (PySpark installs its handler)."""
+    ``KeyboardInterrupt`` at once (the JVM is stopped by :func:`stop_jvm` instead), and py4j's
+    log records are dropped. :func:`get_spark` calls it before the JVM starts and again once the
+    session is created (PySpark installs its handler)."""
     logging.getLogger().addFilter(_not_py4j)
     py4j = logging.getLogger("py4j")
     py4j.setLevel(logging.CRITICAL + 1)
     py4j.propagate = False
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, raise_terminated)
         reraise_swallowed_interrupts()
 
 
