@@ -15,11 +15,28 @@ otherwise pick the first non-loopback interface, ``SPARK_LOCAL_IP`` is ``127.0.0
 set. The file is written once per level into the temporary directory. The JVM itself still
 says ``WARNING: Using incubator modules: jdk.incubator.vector`` (Spark's launcher adds the
 module; the JVM has no switch for that line).
+
+A JVM that outlives its driver. PySpark's JVM leaves when its stdin (a pipe from the driver)
+closes, but only once it reads it, and then runs its shutdown hooks, which can wait on a job's
+tasks; a JVM that is busy or stuck keeps running, with ``-Xmx8g`` and the driver's stdout and
+stderr. So on Linux the JVM is started with ``PR_SET_PDEATHSIG``: the kernel sends it SIGKILL
+when the driver's main thread ends, however it ends (``kill -9`` included). The driver's own exit
+closes that pipe and waits for the JVM first (:func:`_stop_jvm_at_exit`), so that Spark's hooks
+still remove its temporary files.
+
+Signals. SIGINT raises ``KeyboardInterrupt`` in the main thread (:func:`quiet_interrupts`, from
+before the JVM starts), and SIGTERM :class:`Terminated` where the command installs
+:func:`raise_terminated` (``rackwise pipeline`` does; under ``spark-submit`` it is left alone);
+the command prints one line for either and exits 130 or 143. While the SparkContext is built
+both are held, then delivered: PySpark's own SIGINT handler and its clean-up of a half-built
+context would call into the JVM again from inside the call interrupted.
 """
 
 from __future__ import annotations
 
 import _thread
+import atexit
+import ctypes
 import logging
 import os
 import signal
@@ -27,7 +44,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from subprocess import Popen, TimeoutExpired
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -43,6 +63,10 @@ REINTERRUPT_DELAY_S: Final = 0.01
 _DRIVER_MEMORY: Final = "8g"
 _SHUFFLE_PARTITIONS: Final = "8"
 _LOCAL_IP: Final = "127.0.0.1"
+_PR_SET_PDEATHSIG: Final = 1
+JVM_EXIT_WAIT_S: Final = 15.0
+"""How long the driver's exit waits for the JVM to run its shutdown hooks."""
+_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM}
 
 _LOG4J2: Final = """\
 # Written by rackwise.pipeline.engines.session: Spark's driver logs, {level} and above, on stderr.
@@ -75,7 +99,8 @@ def quiet_interrupts() -> None:
     handler, which re-enters the py4j call the main thread is waiting in; py4j then logs both
     failures as tracebacks on the root logger (up to 45 lines). Here SIGINT raises
     ``KeyboardInterrupt`` at once (the JVM is stopped by :func:`stop_jvm` instead), and py4j's
-    log records are dropped. Call after the session is created (it installs its handler)."""
+    log records are dropped. :func:`get_spark` calls it before the JVM starts and again once the
+    session is created (PySpark installs its handler)."""
     logging.getLogger().addFilter(_not_py4j)
     py4j = logging.getLogger("py4j")
     py4j.setLevel(logging.CRITICAL + 1)
@@ -85,20 +110,34 @@ def quiet_interrupts() -> None:
         reraise_swallowed_interrupts()
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, as KeyboardInterrupt is, so that no ``except
+    Exception`` on the way swallows it; the command's exit status is 143."""
+
+    signum: Final = signal.SIGTERM
+
+
+def raise_terminated(signum: int, frame: object) -> None:
+    """A SIGTERM handler: raise :class:`Terminated` where the main thread is."""
+    raise Terminated("terminated")
+
+
 def reraise_swallowed_interrupts() -> None:
-    """A ``KeyboardInterrupt`` raised while the main thread runs a finalizer (py4j releases
-    its Java objects from weakref callbacks) is printed as "Exception ignored" and lost: the
-    command would go on and succeed. Such an interrupt is raised again, as a new SIGINT, where
-    it can end the command, and is not printed."""
+    """A ``KeyboardInterrupt`` (or :class:`Terminated`) raised while the main thread runs a
+    finalizer (py4j releases its Java objects from weakref callbacks) is printed as "Exception
+    ignored" and lost: the command would go on and succeed. Such an interrupt is raised again,
+    as a new SIGINT (SIGTERM), where it can end the command, and is not printed."""
     previous = sys.unraisablehook
     if getattr(previous, "reraises_interrupts", False):
         return
 
     def hook(unraisable: Any) -> None:
-        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        kind = unraisable.exc_type
+        if kind is not None and issubclass(kind, (KeyboardInterrupt, Terminated)):
             # From another thread, a moment later: in this one the handler would run inside
             # this hook at once (and ``Thread.start`` waits, so the low-level start).
-            _thread.start_new_thread(_interrupt_main_soon, ())
+            signum = signal.SIGTERM if issubclass(kind, Terminated) else signal.SIGINT
+            _thread.start_new_thread(_interrupt_main_soon, (signum,))
             return
         previous(unraisable)
 
@@ -117,9 +156,95 @@ def stop_jvm() -> None:
         process.kill()
 
 
-def _interrupt_main_soon() -> None:
+def _interrupt_main_soon(signum: signal.Signals) -> None:
     time.sleep(REINTERRUPT_DELAY_S)
-    _thread.interrupt_main()
+    _thread.interrupt_main(signum)
+
+
+class _DieWithDriver(dict[str, Any]):
+    """``Popen`` arguments for PySpark's JVM. PySpark sets its own ``preexec_fn`` (which
+    ignores SIGINT in the JVM) over any given; this one runs it and then asks the kernel for
+    SIGKILL when the driver's thread ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.driver = os.getpid()
+        self.prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key == "preexec_fn":
+            value = self._preexec(value)
+        super().__setitem__(key, value)
+
+    def _preexec(self, theirs: Callable[[], None] | None) -> Callable[[], None]:
+        def preexec() -> None:
+            if theirs is not None:
+                theirs()
+            self.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != self.driver:  # the driver was gone before the request
+                os._exit(1)
+
+        return preexec
+
+
+def _launch_jvm(settings: dict[str, str]) -> None:
+    """Start the JVM as :func:`get_spark`'s ``getOrCreate`` would, with the same settings,
+    but tied to this process (module docstring); nothing if it runs already or is not ours."""
+    from pyspark.core.context import SparkContext  # noqa: PLC0415
+    from pyspark.java_gateway import launch_gateway  # noqa: PLC0415
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    if not sys.platform.startswith("linux"):
+        return
+    if threading.current_thread() is not threading.main_thread():
+        return  # the kernel's signal follows the thread that started the JVM
+    from pyspark import SparkConf  # noqa: PLC0415
+
+    conf = SparkConf().setAll(list(settings.items()))
+    gateway = launch_gateway(conf, _DieWithDriver())  # type: ignore[no-untyped-call]
+    SparkContext._ensure_initialized(gateway=gateway)
+    atexit.register(_stop_jvm_at_exit, gateway.proc)
+
+
+def _stop_jvm_at_exit(process: Popen[bytes]) -> None:
+    """At the driver's exit: close the JVM's stdin (its signal to leave) and wait for it to run
+    Spark's shutdown hooks (which remove its temporary directories), so that the kernel's
+    SIGKILL finds nothing left to kill."""
+    if process.poll() is not None:
+        return
+    from pyspark.core.context import SparkContext  # noqa: PLC0415
+
+    # The JVM's end of the accumulator connection closes as it leaves, which the driver's
+    # accumulator server would print as a traceback: that is expected now.
+    server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = _ignore_error
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(JVM_EXIT_WAIT_S)
+    except TimeoutExpired:
+        process.kill()
+
+
+def _ignore_error(request: object, address: object) -> None:
+    pass
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM (in this thread, and the threads it starts) meanwhile, then let
+    them in, to whichever handler is installed by then."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        quiet_interrupts()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def log_level() -> str:
@@ -151,28 +276,35 @@ def get_spark(master: str | None = None, *, app_name: str = APP_NAME) -> SparkSe
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession  # noqa: PLC0415  (Spark loads only when a job runs)
 
-    builder = SparkSession.builder.appName(app_name)
     ours = master is not None or not under_spark_submit()
     level = log_level()
+    settings = {"spark.app.name": app_name}
     if ours:
         chosen = master or DEFAULT_MASTER
         if chosen.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", _LOCAL_IP)
-        builder = builder.master(chosen)
-        builder = builder.config("spark.driver.memory", _DRIVER_MEMORY)
         config = log4j2_file(level).as_uri()
-        builder = builder.config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
-        )
-    builder = (
-        builder.config("spark.sql.shuffle.partitions", _SHUFFLE_PARTITIONS)
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.adaptive.enabled", "true")
-    )
-    spark = builder.getOrCreate()
+        settings |= {
+            "spark.master": chosen,
+            "spark.driver.memory": _DRIVER_MEMORY,
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={config}",
+        }
+    settings |= {
+        "spark.sql.shuffle.partitions": _SHUFFLE_PARTITIONS,
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.adaptive.enabled": "true",
+    }
+    if ours:
+        quiet_interrupts()  # an interrupt while the JVM starts logs no py4j traceback
+        _launch_jvm(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    with _signals_held():
+        spark = builder.getOrCreate()
     if ours:
         spark.sparkContext.setLogLevel(level)
     return spark
