@@ -1,6 +1,6 @@
 """``rackwise configs`` run as a person runs it against one small cluster (a controller and a
 broker, shared by the module): a topic's and a broker's configs described, altered, deleted,
-the broker default, ``--add-config-file``, the README's example, and Kafka's refusals."""
+the broker default, ``--add-config-file``, the example in docs/admin.md, and Kafka's refusals."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from rackwise.cli.main import main
 from tests.command_line import rackwise, running_cluster
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "admin.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,8 @@ def configs(bootstrap: str, *args: str) -> tuple[int, str, str]:
     return result.returncode, result.stdout, result.stderr
 
 
-def test_the_readme_example(bootstrap: str) -> None:
-    section = README[README.index("### Configs: `rackwise configs`") :]
+def test_the_documented_example(bootstrap: str) -> None:
+    section = PAGE[PAGE.index("## Configs: `rackwise configs`") :]
     block = section.split("```\n")[1]
     commands = re.split(r"^\$ rackwise configs --bootstrap-server \$BOOTSTRAP ", block, flags=re.M)
     assert len(commands) == 3, block

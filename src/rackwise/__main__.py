@@ -1,0 +1,5 @@
+"""``python -m rackwise``: the same as the ``rackwise`` command."""
+
+from rackwise.cli.main import main
+
+raise SystemExit(main())
