@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackwise.assignors._java_order import JavaHashSetHead, hashmap_order, topic_partition_hash
+from rackwise.assignors._java_order import JavaHashSetHead, hashmap_order
 from rackwise.common import IllegalArgumentException, TopicPartition
-from rackwise.common.java import java_hashmap_order, java_string_hash
+from rackwise.common.java import java_hashmap_order, java_string_hash, topic_partition_hash
 
 FIXTURE = json.loads((Path(__file__).parent / "java_hash_orders.json").read_text())
 

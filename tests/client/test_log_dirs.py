@@ -10,7 +10,6 @@ from rackwise.client.log_dirs import (
     broker_log_dirs,
     broker_set,
     kip113_document,
-    topic_partition_hash,
 )
 from rackwise.common.java import java_hashmap_order, java_string_hash
 from rackwise.formats.log_dirs import parse_log_dirs
@@ -52,17 +51,6 @@ def answer(*dirs: tuple[str, int, list[tuple[str, int, int, int, bool]]]) -> Any
             ],
         },
     )
-
-
-def test_topic_partition_hash_is_javas() -> None:
-    # 31 * (31 + partition) + "t".hashCode()
-    assert topic_partition_hash("t", 0) == 961 + 116
-    # Java's int arithmetic wraps: "orders".hashCode() is -1008770331.
-    assert java_string_hash("orders") == -1008770331
-    assert topic_partition_hash("orders", 3) == 31 * 34 - 1008770331
-    big = 2**31 - 100
-    wrapped = (31 * (31 + big) + java_string_hash("aaaaaaa") + 2**31) % 2**32 - 2**31
-    assert topic_partition_hash("aaaaaaa", big) == wrapped
 
 
 def test_broker_sets_print_as_java_hash_sets() -> None:

@@ -10,8 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackwise.common import IllegalArgumentException, JavaRandom, MockRandom
-from rackwise.common.java import java_hashmap_order, java_string_hash, java_string_key
+from rackwise.common import IllegalArgumentException, JavaRandom, MockRandom, TopicPartition
+from rackwise.common.java import (
+    java_hashmap_order,
+    java_string_hash,
+    java_string_key,
+    topic_partition_hash,
+)
 
 JAVA = json.loads((Path(__file__).parent / "java_random_sequences.json").read_text())
 
@@ -105,3 +110,14 @@ def test_collections_shuffle_draws() -> None:
     for i, j in zip(range(len(items), 1, -1), rng.next_ints(range(len(items), 1, -1)), strict=True):
         items[i - 1], items[j] = items[j], items[i - 1]
     assert items == JAVA["shuffle_out"]
+
+
+def test_topic_partition_hash_is_javas() -> None:
+    # 31 * (31 + partition) + "t".hashCode()
+    assert topic_partition_hash(TopicPartition("t", 0)) == 961 + 116
+    # Java's int arithmetic wraps: "orders".hashCode() is -1008770331.
+    assert java_string_hash("orders") == -1008770331
+    assert topic_partition_hash(TopicPartition("orders", 3)) == 31 * 34 - 1008770331
+    big = 2**31 - 100
+    wrapped = (31 * (31 + big) + java_string_hash("aaaaaaa") + 2**31) % 2**32 - 2**31
+    assert topic_partition_hash(TopicPartition("aaaaaaa", big)) == wrapped

@@ -44,10 +44,10 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 
 from rackwise.assignors._balance_check import BalanceTracker
-from rackwise.assignors._java_order import JavaHashSetHead, topic_partition_hash
+from rackwise.assignors._java_order import JavaHashSetHead
 from rackwise.assignors._sticky_common import Catalog, Locality, Ownership
 from rackwise.assignors.model import Member
-from rackwise.common.java import java_string_hash, java_string_key
+from rackwise.common.java import java_string_hash, java_string_key, topic_partition_hash
 
 Pair = tuple[str, str]
 

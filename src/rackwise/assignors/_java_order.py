@@ -6,7 +6,7 @@ result, these helpers give the same order.
   order the coordinator lists the members).
 * :class:`JavaHashSetHead` keeps the *first* element a ``HashSet<TopicPartition>`` would return
   from ``iterator().next()`` while elements come and go.
-* :func:`topic_partition_hash` is ``TopicPartition.hashCode()``.
+* :func:`topic_partition_hash` (from :mod:`rackwise.common.java`) is ``TopicPartition.hashCode()``.
 
 A ``HashMap`` iterates its table bucket by bucket and a bucket in insertion order; a resize
 splits each bucket without reordering it, so the order depends only on the final table size.
@@ -24,7 +24,6 @@ import heapq
 from collections.abc import Hashable, Sequence
 from typing import Final, Generic, TypeVar
 
-from rackwise.common import TopicPartition
 from rackwise.common.java import java_hashmap_order, java_string_hash
 
 _INITIAL_CAPACITY: Final = 16
@@ -36,19 +35,6 @@ K = TypeVar("K", bound=Hashable)
 def _spread(hash_code: int) -> int:
     h = hash_code & _INT_MASK
     return h ^ (h >> 16)
-
-
-def _to_int32(value: int) -> int:
-    value &= _INT_MASK
-    return value - (1 << 32) if value >= 1 << 31 else value
-
-
-def topic_partition_hash(tp: TopicPartition, topic_hash: int | None = None) -> int:
-    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` in int32
-    (``topic_hash`` is ``topic.hashCode()`` when the caller has it already)."""
-    if topic_hash is None:
-        topic_hash = java_string_hash(tp.topic)
-    return _to_int32(31 * (31 + tp.partition) + topic_hash)
 
 
 def hashmap_order(keys: Sequence[str]) -> list[str]:

@@ -40,14 +40,18 @@ from typing import Final
 
 from rackwise.client.groups import GroupDescription
 from rackwise.common import RackwiseError, TopicPartition
-from rackwise.common.java import java_hashmap_order, java_string_hash, java_string_key
+from rackwise.common.java import (
+    java_hashmap_order,
+    java_string_hash,
+    java_string_key,
+    topic_partition_hash,
+)
 from rackwise.formats.consumer_groups import (
     GroupState,
     MemberAssignmentState,
     PartitionAssignmentState,
 )
 
-_INT_MASK: Final = 0xFFFFFFFF
 _DATETIME: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})(Z|[+-]\d{2}:\d{2}|[+-]\d{2})"
 )
@@ -58,12 +62,6 @@ _MINUTES_PER_HOUR: Final = 60
 
 class ResetError(RackwiseError, ValueError):
     """A reset the tool refuses (Kafka's ``IllegalArgumentException`` or ``ParseException``)."""
-
-
-def topic_partition_hash(tp: TopicPartition) -> int:
-    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``, int32."""
-    value = (31 * (31 + tp.partition) + java_string_hash(tp.topic)) & _INT_MASK
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def hash_order(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:

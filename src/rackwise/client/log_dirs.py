@@ -34,7 +34,8 @@ from typing import Any, Final, TypeVar
 
 from rackwise.common.error_codes import NONE
 from rackwise.common.errors import RackwiseError
-from rackwise.common.java import java_hashmap_order, java_string_hash
+from rackwise.common.java import java_hashmap_order, java_string_hash, topic_partition_hash
+from rackwise.common.types import TopicPartition
 from rackwise.formats.log_dirs import (
     BrokerLogDirs,
     LogDirDescription,
@@ -82,12 +83,6 @@ def _hash_order(
     return java_hashmap_order(list(keys), hash_code, exact=False, initial=initial)
 
 
-def topic_partition_hash(topic: str, partition: int) -> int:
-    """``TopicPartition.hashCode()`` as a signed 32-bit int."""
-    h = (31 * (31 + partition) + java_string_hash(topic)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def broker_set(ids: Iterable[int]) -> str:
     """A set of broker ids as Kafka's tool prints it: comma-separated, ``HashSet`` order."""
     return ",".join(str(i) for i in _hash_order(ids, lambda i: i))
@@ -121,7 +116,9 @@ def _directory(result: Any, topics: frozenset[str]) -> LogDirDescription:
         for p in topic.partitions
         if not topics or str(topic.name) in topics
     ]
-    ordered = _hash_order(replicas, lambda r: topic_partition_hash(r.topic, r.partition))
+    ordered = _hash_order(
+        replicas, lambda r: topic_partition_hash(TopicPartition(r.topic, r.partition))
+    )
     code = int(result.error_code)
     error = None if code == NONE else ERROR_CLASSES.get(code, UNKNOWN_ERROR_CLASS)
     return LogDirDescription(str(result.log_dir), error, tuple(ordered))

@@ -4,6 +4,7 @@
   ``nextInt(bound)`` with its power-of-two branch and its rejection loop.
 * :class:`MockRandom` is the ``MockRandom`` of Kafka's tests (a 64-bit LCG behind the same
   ``nextInt``), so Kafka's own test expectations can be replayed.
+* :func:`topic_partition_hash` is ``TopicPartition.hashCode()``.
 * :func:`java_string_key` sorts strings as ``String.compareTo`` does (UTF-16 code units).
 * :func:`java_hashmap_order` gives the iteration order of a ``java.util.HashMap`` or
   ``HashSet``, of the default size or created for a given capacity.
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rackwise.common.errors import IllegalArgumentException
+from rackwise.common.types import TopicPartition
 
 IntArray = npt.NDArray[np.int64]
 
@@ -197,6 +199,15 @@ def java_string_hash(value: str) -> int:
     h = 0
     for i in range(0, len(units), 2):
         h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= _INT31 else h
+
+
+def topic_partition_hash(tp: TopicPartition, topic_hash: int | None = None) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` as a signed
+    32-bit int (``topic_hash`` is ``topic.hashCode()`` when the caller has it already)."""
+    if topic_hash is None:
+        topic_hash = java_string_hash(tp.topic)
+    h = (31 * (31 + tp.partition) + topic_hash) & 0xFFFFFFFF
     return h - (1 << 32) if h >= _INT31 else h
 
 
