@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rackwise.node.addresses import Endpoint
+from rackwise.node.addresses import Endpoint, parse_quorum_voters
 from rackwise.node.config import NodeConfig, load_node_config
 from rackwise.node.properties_file import ConfigException, load_properties
 from rackwise.raft.config import VoterEndpoint
@@ -123,3 +123,28 @@ def test_load_from_a_file(tmp_path: Path) -> None:
     path = tmp_path / "controller.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in CONTROLLER.items()), encoding="utf-8")
     assert load_node_config(path).node_id == 1
+
+
+def test_voters_parse_as_written() -> None:
+    assert parse_quorum_voters("3@dc3:9093, 1@dc1:9093,2@[::1]:9094") == (
+        VoterEndpoint(3, "dc3", 9093),
+        VoterEndpoint(1, "dc1", 9093),
+        VoterEndpoint(2, "::1", 9094),
+    )
+    assert str(VoterEndpoint(1, "dc1", 9093)) == "1@dc1:9093"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1@a:1,1@b:2,3@c:3", "a voter id appears twice"),
+        ("x@a:1", "'x@a:1' is not in the form id@host:port"),
+        ("1@a:70000", "port 70000 is outside 0-65535"),
+        ("1-a:9", "'1-a:9' is not in the form id@host:port"),
+    ],
+)
+def test_bad_voter_lists_are_refused_by_name(value: str, message: str) -> None:
+    with pytest.raises(ConfigException, match=message) as err:
+        parse_quorum_voters(value)
+    assert err.value.error_code == 40
+    assert f"Invalid value {value} for configuration controller.quorum.voters" in str(err.value)

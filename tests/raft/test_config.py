@@ -5,7 +5,7 @@ import random
 import pytest
 
 from rackwise.common.errors import InvalidConfigurationException
-from rackwise.raft import QuorumConfig, VoterEndpoint, parse_voters
+from rackwise.raft import QuorumConfig
 from rackwise.raft.roles import (
     binary_exponential_backoff_ms,
     majority,
@@ -18,31 +18,6 @@ def test_defaults_are_kafkas() -> None:
     config = QuorumConfig()
     assert (config.election_timeout_ms, config.election_backoff_max_ms) == (1000, 1000)
     assert (config.fetch_timeout_ms, config.request_timeout_ms) == (2000, 2000)
-
-
-def test_voters_parse_in_id_order() -> None:
-    assert parse_voters("3@dc3:9093, 1@dc1:9093,2@[::1]:9094") == (
-        VoterEndpoint(1, "dc1", 9093),
-        VoterEndpoint(2, "::1", 9094),
-        VoterEndpoint(3, "dc3", 9093),
-    )
-    assert str(VoterEndpoint(1, "dc1", 9093)) == "1@dc1:9093"
-
-
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        ("1@a:1,1@b:2,3@c:3", "names voter 1 twice"),
-        ("1@a:1,2@b:2", "must name 1, 3 or 5 voters, not 2"),
-        ("x@a:1", "'x@a:1': the id must be a non-negative integer"),
-        ("1@a:0", "'1@a:0': the port must be an integer in 1-65535"),
-        ("1-a:9", "'1-a:9' is not of the form id@host:port"),
-    ],
-)
-def test_bad_voter_lists_are_refused_by_name(value: str, message: str) -> None:
-    with pytest.raises(InvalidConfigurationException, match=message) as err:
-        parse_voters(value)
-    assert err.value.error_code == 40
 
 
 def test_a_request_timeout_below_the_fetch_wait_is_refused() -> None:

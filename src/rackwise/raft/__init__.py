@@ -6,7 +6,7 @@ KIP-996's pre-vote): messages and time in, messages, log writes and commits out.
 """
 
 from rackwise.raft.client import NotLeaderException, RaftClient
-from rackwise.raft.config import QuorumConfig, VoterEndpoint, parse_voters
+from rackwise.raft.config import QuorumConfig, VoterEndpoint
 from rackwise.raft.log import RaftLog, Snapshot
 from rackwise.raft.messages import LeaderChangeMark
 from rackwise.raft.roles import Role
@@ -20,5 +20,4 @@ __all__ = [
     "Role",
     "Snapshot",
     "VoterEndpoint",
-    "parse_voters",
 ]

@@ -2,23 +2,12 @@
 
 Goals
     One frozen value holds every timing the Raft state machine obeys, so a simulation can run
-    the same code with the same defaults a process runs with; ``controller.quorum.voters`` is
-    parsed here (pure) so that a bad list is refused before anything starts.
+    the same code with the same defaults a process runs with. ``controller.quorum.voters`` is
+    read, with every other address a node is given, by :mod:`rackwise.node.addresses`.
 
 Constraints
     Kafka's defaults: election timeout 1000 ms, election backoff at most 1000 ms, fetch timeout
-    2000 ms, request timeout 2000 ms, retry backoff 20 ms. A quorum has 1, 3 or 5 voters
-    (an even count adds a member without adding a failure it can survive).
-
-Algorithm
-    :func:`parse_voters` splits ``id@host:port`` entries on commas, checks each id is a
-    non-negative integer not seen before and each port is an integer in 1-65535, and returns
-    them ordered by id.
-
-Worked example
-    ``parse_voters("1@dc1:9093,2@dc2:9093,3@dc3:9093")`` gives three :class:`VoterEndpoint`
-    values for ids 1, 2, 3; ``"1@dc1:9093,1@dc2:9093"`` raises ``InvalidConfigurationException``
-    naming voter 1 twice.
+    2000 ms, request timeout 2000 ms, retry backoff 20 ms.
 """
 
 from __future__ import annotations
@@ -48,9 +37,6 @@ DEFAULT_FETCH_MAX_BATCHES: Final = 64
 """Batches the leader sends in one fetch answer at most."""
 DEFAULT_SNAPSHOT_CHUNK_BYTES: Final = 1024 * 1024
 """Bytes of a snapshot sent in one FetchSnapshot answer at most."""
-VOTER_COUNTS: Final = (1, 3, 5)
-"""Quorum sizes allowed."""
-MAX_PORT: Final = 65535
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,40 +89,3 @@ def quorum_config(properties: Mapping[str, str]) -> QuorumConfig:
     }
     values = {field: int(properties[key]) for field, key in keys.items() if key in properties}
     return QuorumConfig(**values)
-
-
-def parse_voters(value: str) -> tuple[VoterEndpoint, ...]:
-    """``controller.quorum.voters`` (``id@host:port,...``) as endpoints ordered by id."""
-    voters: dict[int, VoterEndpoint] = {}
-    for entry in (part.strip() for part in value.split(",")):
-        if not entry:
-            continue
-        voter = _parse_voter(entry)
-        if voter.node_id in voters:
-            raise InvalidConfigurationException(
-                f"{QUORUM_VOTERS_CONFIG} names voter {voter.node_id} twice: {value!r}"
-            )
-        voters[voter.node_id] = voter
-    if len(voters) not in VOTER_COUNTS:
-        raise InvalidConfigurationException(
-            f"{QUORUM_VOTERS_CONFIG} must name 1, 3 or 5 voters, not {len(voters)}: {value!r}"
-        )
-    return tuple(voters[node_id] for node_id in sorted(voters))
-
-
-def _parse_voter(entry: str) -> VoterEndpoint:
-    node_part, at, address = entry.partition("@")
-    host, colon, port_part = address.rpartition(":")
-    if not at or not colon or not host:
-        raise InvalidConfigurationException(
-            f"{QUORUM_VOTERS_CONFIG} entry {entry!r} is not of the form id@host:port"
-        )
-    if not node_part.isdigit():
-        raise InvalidConfigurationException(
-            f"{QUORUM_VOTERS_CONFIG} entry {entry!r}: the id must be a non-negative integer"
-        )
-    if not port_part.isdigit() or not 1 <= int(port_part) <= MAX_PORT:
-        raise InvalidConfigurationException(
-            f"{QUORUM_VOTERS_CONFIG} entry {entry!r}: the port must be an integer in 1-{MAX_PORT}"
-        )
-    return VoterEndpoint(int(node_part), host.strip("[]"), int(port_part))
