@@ -59,7 +59,7 @@ from rackwise.controller.broker_configschema import (
 from rackwise.controller.errors import ApiError
 from rackwise.controller.messages import AlterConfigOp
 from rackwise.image import ConfigResource, MetadataImage
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.records.constants import BROKER_RESOURCE, TOPIC_RESOURCE
 
 CLIENT_METRICS_RESOURCE: Final = 16
@@ -175,7 +175,7 @@ def preprocess_alter_configs(
     return errors
 
 
-def _alter_response(body: Any, results: Sequence[tuple[Any, ApiError]]) -> Any:
+def _alter_response(body: Any, results: Sequence[tuple[Any, ApiError]]) -> Response:
     cls = type(body)
     return make(
         response_class(int(cls.__api_key__), int(cls.__version__)),
@@ -194,7 +194,9 @@ def _alter_response(body: Any, results: Sequence[tuple[Any, ApiError]]) -> Any:
     )
 
 
-async def alter_configs(body: Any, image: MetadataImage, info: BrokerInfo, forward: Forward) -> Any:
+async def alter_configs(
+    body: Any, image: MetadataImage, info: BrokerInfo, forward: Forward
+) -> Response:
     """IncrementalAlterConfigs (44) or AlterConfigs (33) on a broker, as Kafka's broker
     handles them: checked here (:func:`preprocess_alter_configs`), the rest forwarded to the
     controller in one request, the answers put back in the request's order."""
@@ -217,7 +219,7 @@ async def alter_configs(body: Any, image: MetadataImage, info: BrokerInfo, forwa
     return _alter_response(body, results)
 
 
-def alter_configs_error(request: Any, error_code: int, message: str | None) -> Any:
+def alter_configs_error(request: Any, error_code: int, message: str | None) -> Response:
     """Every resource of an IncrementalAlterConfigs or AlterConfigs ``request`` given the same
     error (a forwarded request that timed out)."""
     error = ApiError(error_code, message)

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from rackwise.common.error_codes import NONE, UNSUPPORTED_VERSION
 from rackwise.image import MetadataImage
-from rackwise.protocol import response_to
+from rackwise.protocol import Response, response_to
 
 TOPIC: Final = 2
 BROKER: Final = 4
@@ -66,7 +66,7 @@ def _brokers(image: MetadataImage, listener_name: str) -> list[str]:
     ]
 
 
-def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -> Any:
+def list_config_resources(body: Any, image: MetadataImage, listener_name: str) -> Response:
     """The answer to one ListConfigResources request that came in on ``listener_name``."""
     supported = SUPPORTED[int(type(body).__version__)]
     asked = {int(t) for t in getattr(body, "resource_types", ())} or supported

@@ -56,7 +56,7 @@ from rackwise.controller.messages import ConfigEntry, ConfigSource
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import ConfigResource, MetadataImage
 from rackwise.node.dynamic_config import ConfigLayers, current_value, layers_of, static_layer
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.records.constants import BROKER_LOGGER_RESOURCE, BROKER_RESOURCE, TOPIC_RESOURCE
 
 CONFIG_TYPES: Final = MappingProxyType(
@@ -65,7 +65,7 @@ CONFIG_TYPES: Final = MappingProxyType(
 """Kafka's ``DescribeConfigsResponse.ConfigType`` ids by ``ConfigDef.Type`` name (0 unknown)."""
 
 
-def describe_configs(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
+def describe_configs(body: Any, image: MetadataImage, info: BrokerInfo) -> Response:
     """DescribeConfigs of topic and broker resources (Kafka's ``ConfigHelper``): a topic's
     every key with its effective value and source; the broker's own configuration (its static
     properties and the dynamic keys set for it or the cluster), or the cluster-wide dynamic

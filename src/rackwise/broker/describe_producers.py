@@ -35,7 +35,7 @@ from rackwise.common.error_codes import NONE, UNKNOWN_TOPIC_OR_PARTITION
 from rackwise.common.errors import RackwiseError
 from rackwise.controller.names import validate_topic_name
 from rackwise.image import MetadataImage
-from rackwise.protocol import response_to
+from rackwise.protocol import Response, response_to
 from rackwise.replica.manager import ReplicaManager
 
 UNKNOWN_TOPIC_MESSAGE: Final = "This server does not host this topic-partition."
@@ -71,7 +71,7 @@ def _partition(replicas: ReplicaManager, topic: str, index: int) -> dict[str, An
     return {"partition_index": index, "error_code": NONE, "active_producers": producers}
 
 
-def describe_producers(body: Any, image: MetadataImage, replicas: ReplicaManager) -> Any:
+def describe_producers(body: Any, image: MetadataImage, replicas: ReplicaManager) -> Response:
     """The answer to one DescribeProducers request (module docstring)."""
     topics = []
     for topic in body.topics:

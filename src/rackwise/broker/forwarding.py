@@ -53,7 +53,7 @@ import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from rackwise.broker.alter_configs import alter_configs_error, configs_applied
 from rackwise.broker.controller_channel import carries_not_controller
@@ -74,6 +74,7 @@ from rackwise.protocol import (
     ApiKey,
     MessageEncodeError,
     ProtocolError,
+    Response,
     UnsupportedVersionException,
     make,
     request_class,
@@ -128,11 +129,15 @@ def plain(value: Any) -> Any:
     return value
 
 
-def convert(message: Any, cls: type) -> Any:
+M = TypeVar("M")
+
+
+def convert(message: Any, cls: type[M]) -> M:
     """``message`` as an instance of ``cls`` (the same API at another version, or the same
     class): fields ``cls`` lacks are dropped, fields it adds take their defaults."""
     if type(message) is cls:
-        return message
+        same: M = message
+        return same
     values = plain(message)
     if int(getattr(cls, "__api_key__", -1)) == ApiKey.DELETE_TOPICS:
         values = _delete_topics_values(values, int(cls.__version__))  # type: ignore[attr-defined]
@@ -187,7 +192,7 @@ def _delete_topics_values(values: dict[str, Any], version: int) -> dict[str, Any
     return values
 
 
-def error_response(request: Any, error_code: int, message: str | None) -> Any:
+def error_response(request: Any, error_code: int, message: str | None) -> Response:
     """The answer giving every item of a forwarded ``request`` the same error (Kafka's
     ``AbstractRequest.getErrorResponse``)."""
     cls = type(request)
@@ -355,12 +360,13 @@ def retry_window_s(request: Any) -> float:
 # ---- the connection ---------------------------------------------------------------------------
 
 
-async def off_the_loop(message: Any, cls: type) -> Any:
+async def off_the_loop(message: Any, cls: type[M]) -> M:
     """:func:`convert` ``(message, cls)``, on a worker thread unless there is nothing to do: a
     forwarded request of 100,000 topics takes seconds to convert, and the loop answers the
     other connections meanwhile."""
     if type(message) is cls:
-        return message
+        same: M = message
+        return same
     return await asyncio.to_thread(convert, message, cls)
 
 
@@ -382,7 +388,7 @@ class Forwarder:
         self.apply_wait_s = apply_wait_s
         self._controller = ConnectionSlot(connect)
 
-    async def forward(self, request: Any) -> Any:
+    async def forward(self, request: Any) -> Response:
         """The controller's answer to ``request``, in ``request``'s version, once this broker's
         image shows its writes (or :attr:`apply_wait_s` has passed); while the controller
         cannot be reached, or answers NOT_CONTROLLER (the quorum's leader changed), retried
@@ -444,7 +450,7 @@ class Forwarder:
             LOG.info("%s answered before this broker's image showed it", cls.__name__)
         return response
 
-    async def _send(self, request: Any, deadline: float) -> Any:
+    async def _send(self, request: Any, deadline: float) -> Response:
         """One try: connect if need be (no later than ``deadline``) and send ``request`` at the
         version both ends speak; the controller's answer, in that version."""
         cls = type(request)
@@ -457,10 +463,11 @@ class Forwarder:
             # Not the controller's answer timing out: the controller is not reachable yet.
             raise NetworkException(f"connecting to the controller timed out: {e}") from None
         target = forward_version(api_key, int(cls.__version__), connection.api_versions)
-        outgoing = await off_the_loop(request, request_class(api_key, target))
-        return await connection.send(
+        outgoing: object = await off_the_loop(request, request_class(api_key, target))
+        answer: Response = await connection.send(
             outgoing, timeout_s=request_timeout_s(request) + EXTRA_TIMEOUT_S, off_loop=True
         )
+        return answer
 
     async def _drop(self, *, is_broken: bool) -> None:
         """Forget the connection once closed, or when ``is_broken`` (the next try opens

@@ -55,7 +55,7 @@ from typing import Any, Final
 from rackwise.common.error_codes import NONE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
 from rackwise.common.errors import RackwiseError, ReplicaNotAvailableException
 from rackwise.common.types import TopicPartition as LogKey
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.replica.manager import ReplicaManager
 from rackwise.storage.errors import KafkaStorageException, LogDirNotFoundException
 from rackwise.storage.manager import LogManager
@@ -111,7 +111,7 @@ class LogDirs:
 
     # ---- AlterReplicaLogDirs -----------------------------------------------------------------
 
-    def alter_replica_log_dirs(self, body: Any, version: int) -> Any:
+    def alter_replica_log_dirs(self, body: Any, version: int) -> Response:
         results: dict[str, list[dict[str, int]]] = {}
         for directory in body.dirs:
             for topic in directory.topics:
@@ -176,7 +176,7 @@ class LogDirs:
 
     # ---- DescribeLogDirs -------------------------------------------------------------------
 
-    def describe_log_dirs(self, body: Any, version: int) -> Any:
+    def describe_log_dirs(self, body: Any, version: int) -> Response:
         wanted: dict[str, set[int]] | None = None
         if body.topics is not None:
             wanted = {}

@@ -60,6 +60,7 @@ from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
 from rackwise.protocol import (
     FinalizedFeature,
     Listener,
+    Response,
     SupportedFeature,
     api_versions_response,
     response_to,
@@ -144,7 +145,7 @@ def _version(body: Any) -> int:
 # ---- ApiVersions -----------------------------------------------------------------------------
 
 
-def api_versions(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
+def api_versions(body: Any, image: MetadataImage, info: BrokerInfo) -> Response:
     """ApiVersions on the broker listener, with the features this broker supports and the
     cluster's finalized levels (epoch: the applied offset, as a KRaft broker reports)."""
     finalized = [FinalizedFeature(name, level) for name, level in sorted(image.features.items())]
@@ -315,7 +316,7 @@ def metadata(
     image: MetadataImage,
     info: BrokerInfo,
     auto_create: Callable[[str], None] | None = None,
-) -> Any:
+) -> Response:
     """The Metadata response (any version 0-13). With ``auto_create`` (the broker's
     ``auto.create.topics.enable``) and the request's ``allow_auto_topic_creation`` (always
     true before v4), a named topic that does not exist is created: ``auto_create`` starts it,
@@ -364,7 +365,7 @@ def metadata(
 # ---- DescribeCluster ---------------------------------------------------------------------------
 
 
-def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Any:
+def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Response:
     """DescribeCluster on the broker listener (Kafka's ``computeDescribeClusterResponse``):
     the alive brokers (with ``include_fenced_brokers``, v2, the fenced ones too, marked)."""
     version = _version(body)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -46,7 +46,7 @@ from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection
 from rackwise.node import acl_apis
-from rackwise.protocol import ApiKey, Request
+from rackwise.protocol import ApiKey, Request, Response
 from rackwise.replica.manager import ReplicaManager
 
 
@@ -67,8 +67,10 @@ class BrokerApis:
     """None: ``auto.create.topics.enable=false``, Metadata creates no topic."""
 
 
-Handler = Callable[[BrokerApis, Request], Any]
-"""The response to a request, or an awaitable of it."""
+Answer = Response | Awaitable[Response]
+"""A response, or an awaitable of it."""
+Handler = Callable[[BrokerApis, Request], Answer]
+"""The answer to a request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,41 +80,41 @@ class Entry:
     """Answered before the broker serves clients (ApiVersions only)."""
 
 
-def _metadata(apis: BrokerApis, request: Request) -> Any:
+def _metadata(apis: BrokerApis, request: Request) -> Answer:
     return broker_apis.metadata(request.body, apis.image(), apis.info(), apis.auto_create)
 
 
-def _join_group(apis: BrokerApis, request: Request) -> Any:
+def _join_group(apis: BrokerApis, request: Request) -> Answer:
     return group_apis.join_group(apis.groups, request.body, request.header.client_id or "")
 
 
-def _describe_log_dirs(apis: BrokerApis, request: Request) -> Any:
+def _describe_log_dirs(apis: BrokerApis, request: Request) -> Answer:
     return apis.log_dirs.describe_log_dirs(request.body, request.header.api_version)
 
 
-def _alter_replica_log_dirs(apis: BrokerApis, request: Request) -> Any:
+def _alter_replica_log_dirs(apis: BrokerApis, request: Request) -> Answer:
     return apis.log_dirs.alter_replica_log_dirs(request.body, request.header.api_version)
 
 
-def _alter_configs(apis: BrokerApis, request: Request) -> Any:
+def _alter_configs(apis: BrokerApis, request: Request) -> Answer:
     return alter_configs(request.body, apis.image(), apis.info(), apis.forwarder.forward)
 
 
-def _forward(apis: BrokerApis, request: Request) -> Any:
+def _forward(apis: BrokerApis, request: Request) -> Answer:
     return apis.forwarder.forward(request.body)
 
 
-def _groups(respond: Callable[[GroupCoordinator, Any], Any]) -> Entry:
+def _groups(respond: Callable[[GroupCoordinator, Any], Answer]) -> Entry:
     """A group coordinator API that reads the request body only."""
     return Entry(lambda apis, request: respond(apis.groups, request.body))
 
 
-def _from_image(respond: Callable[[Any, MetadataImage, str], Any]) -> Entry:
+def _from_image(respond: Callable[[Any, MetadataImage, str], Answer]) -> Entry:
     """An API answered from the image for this broker's client listener."""
     return Entry(lambda apis, r: respond(r.body, apis.image(), apis.info().listener_name))
 
 
-def _body_only(respond: Callable[[Any], Any]) -> Entry:
+def _body_only(respond: Callable[[Any], Answer]) -> Entry:
     """An API answered from the request body alone (the ACL APIs, without an authorizer)."""
     return Entry(lambda _apis, request: respond(request.body))
 
@@ -167,7 +169,7 @@ ENTRIES: Final[Mapping[int, Entry]] = {
 """Every API a broker's client listener serves (module docstring)."""
 
 
-async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Any:
+async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Response:
     """The response to ``request``, from its entry of :data:`ENTRIES`, once ``ready`` is set
     (at once for ApiVersions); an API without an entry closes the connection."""
     key = request.header.api_key

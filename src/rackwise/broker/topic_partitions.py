@@ -38,7 +38,7 @@ from rackwise.common.error_codes import (
 )
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
-from rackwise.protocol import ApiKey, make, response_class
+from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.records import ZERO_UUID
 from rackwise.records.constants import NO_LEADER
 
@@ -46,7 +46,7 @@ MAX_PARTITIONS: Final = 2_000
 """Kafka's ``max.request.partition.size.limit`` default: the most partitions one answer holds."""
 
 
-def describe_topic_partitions(body: Any, image: MetadataImage, listener: str) -> Any:
+def describe_topic_partitions(body: Any, image: MetadataImage, listener: str) -> Response:
     """The response to ``body`` (module docstring)."""
     version = int(type(body).__version__)
     named = [str(t.name) for t in body.topics]
@@ -135,7 +135,7 @@ def _partition(image: MetadataImage, partition: PartitionRegistration, listener:
     }
 
 
-def _answer(version: int, topics: list[dict[str, Any]], next_cursor: Any) -> Any:
+def _answer(version: int, topics: list[dict[str, Any]], next_cursor: Any) -> Response:
     return make(
         response_class(ApiKey.DESCRIBE_TOPIC_PARTITIONS, version),
         throttle_time=0,

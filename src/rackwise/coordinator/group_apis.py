@@ -91,7 +91,7 @@ from rackwise.groups.offsets import (
     encode_value,
 )
 from rackwise.net import current_connection
-from rackwise.protocol import ApiKey, error_name, make, response_class
+from rackwise.protocol import ApiKey, Response, error_name, make, response_class
 from rackwise.protocol.values import millis
 
 NO_OFFSET: Final = -1
@@ -117,7 +117,7 @@ def _version(body: Any) -> int:
 # ---- FindCoordinator ------------------------------------------------------------------
 
 
-def find_coordinator(coordinator: GroupCoordinator, body: Any) -> Any:
+def find_coordinator(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     key_type = int(body.key_type)
     if version >= 4:
@@ -142,7 +142,7 @@ def find_coordinator(coordinator: GroupCoordinator, body: Any) -> Any:
 # ---- OffsetCommit -------------------------------------------------------------------------
 
 
-async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
+async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     group = str(body.group_id)
     generation = int(body.generation_id_or_member_epoch)
@@ -186,7 +186,7 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Any:
 # ---- OffsetFetch --------------------------------------------------------------------------
 
 
-async def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Any:
+async def offset_fetch(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     if version >= 8:
         groups = [
@@ -229,7 +229,7 @@ async def _fetch_group(
 # ---- ListGroups and DescribeGroups ----------------------------------------------------------
 
 
-async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     """The groups of the partitions led here (every group is a simple one: classic, Empty),
     once :meth:`GroupCoordinator.led_groups` has loaded them."""
     version = _version(body)
@@ -255,7 +255,7 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Any:
     return make(response_class(ApiKey.LIST_GROUPS, version), values)
 
 
-async def describe_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+async def describe_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     asked_operations = bool(getattr(body, "include_authorized_operations", False))
     described = [
@@ -320,7 +320,7 @@ async def _describe(
 # ---- DeleteGroups and OffsetDelete ----------------------------------------------------------
 
 
-async def delete_groups(coordinator: GroupCoordinator, body: Any) -> Any:
+async def delete_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     """Each group deleted as Kafka deletes an empty classic group: its offsets' tombstones and
     the group's, appended as one batch to its partition."""
     version = _version(body)
@@ -349,7 +349,7 @@ async def _delete_group(coordinator: GroupCoordinator, group: str) -> int:
     return code
 
 
-async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Any:
+async def offset_delete(coordinator: GroupCoordinator, body: Any) -> Response:
     """Tombstones for the named partitions' offsets (those the group has); every partition
     the cluster has is answered NONE, as Kafka answers for a group without members."""
     version = _version(body)
@@ -428,7 +428,7 @@ def _fetched(index: int, found: CommittedOffset | None, error: int) -> dict[str,
 
 def _commit_response(
     version: int, asked: Iterable[tuple[str, Any]], outcome: dict[tuple[str, int], int], code: int
-) -> Any:
+) -> Response:
     """Each asked partition's error: its own in ``outcome``, else ``code``."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for topic, p in asked:
@@ -462,7 +462,7 @@ _MESSAGES: Final = {
 # ---- JoinGroup, SyncGroup, Heartbeat, LeaveGroup -------------------------------------------
 
 
-async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -> Any:
+async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -> Response:
     """A JoinGroup, answered once the group's rebalance completes (or at once with an error,
     MEMBER_ID_REQUIRED, or this generation as it is)."""
     version = _version(body)
@@ -501,7 +501,7 @@ async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -
     return make(response_class(ApiKey.JOIN_GROUP, version), {"throttle_time": 0, **answer})
 
 
-async def sync_group(coordinator: GroupCoordinator, body: Any) -> Any:
+async def sync_group(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     group = str(body.group_id)
     if not group:
@@ -525,7 +525,7 @@ async def sync_group(coordinator: GroupCoordinator, body: Any) -> Any:
     return make(response_class(ApiKey.SYNC_GROUP, version), {"throttle_time": 0, **answer})
 
 
-async def heartbeat(coordinator: GroupCoordinator, body: Any) -> Any:
+async def heartbeat(coordinator: GroupCoordinator, body: Any) -> Response:
     version = _version(body)
     group = str(body.group_id)
     if not group:
@@ -547,7 +547,7 @@ async def heartbeat(coordinator: GroupCoordinator, body: Any) -> Any:
     return make(response_class(ApiKey.HEARTBEAT, version), values)
 
 
-async def leave_group(coordinator: GroupCoordinator, body: Any) -> Any:
+async def leave_group(coordinator: GroupCoordinator, body: Any) -> Response:
     """LeaveGroup: one member before v3, a batch from v3 (KIP-345); before v3 the answer is
     the group's error, else the first member's (Kafka's ``LeaveGroupResponse``)."""
     version = _version(body)

@@ -75,9 +75,10 @@ def request_class(api_key: int, version: int) -> type:
     return message_class(api_key, version, "request")
 
 
-def response_class(api_key: int, version: int) -> type:
+def response_class(api_key: int, version: int) -> type[Response]:
     """The response message class of ``api_key`` at ``version`` (Kafka's or our own)."""
-    return message_class(api_key, version, "response")
+    cls: type[Response] = message_class(api_key, version, "response")
+    return cls
 
 
 def response_to(body: Any, values: Mapping[str, Any]) -> Response:
