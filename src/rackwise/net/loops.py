@@ -4,8 +4,7 @@ Goals
     A broker spends a good part of its time in the event loop itself: waking on sockets,
     calling the transports' callbacks, scheduling the tasks of each request. uvloop (libuv
     under asyncio's interface) does that work in C; at acks=1 the same broker spent 13% less
-    CPU per byte on it than on asyncio's own loop (BENCHMARKS.md, "Requests read as plain
-    values; uvloop").
+    CPU per byte on it than on asyncio's own loop (BENCHMARKS.md, the data path).
 
 Constraints
     * Everything above the loop is plain asyncio: transports, protocols, tasks, futures. The
