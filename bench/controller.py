@@ -442,4 +442,6 @@ def print_table(results: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

@@ -399,4 +399,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

@@ -743,7 +743,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale-partitions", type=int, default=10_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if args.ceiling_server:
+    if args.ceiling_server:  # a child of this benchmark, which stops it with SIGTERM
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         asyncio.run(ceiling_server(0, Path(args.ceiling_server)))
         return 0
     only = set(args.only.split(","))
@@ -805,4 +806,6 @@ def _fmt(value: Any) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

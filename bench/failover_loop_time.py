@@ -101,4 +101,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

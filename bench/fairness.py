@@ -382,4 +382,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _signals import run
+
+    raise SystemExit(run(main))

@@ -353,4 +353,6 @@ def _fmt(value: Any) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

@@ -210,4 +210,6 @@ def report(size: int, figures: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import resource
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -98,4 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _signals import run
+
+    raise SystemExit(run(main))

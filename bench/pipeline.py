@@ -361,4 +361,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _signals import run
+
+    raise SystemExit(run(main))
