@@ -62,6 +62,8 @@ from rackwise.common.error_table import describe
 from rackwise.protocol import ApiKey, error_name
 
 __all__ = [
+    "Broker",
+    "LogDirMoveError",
     "PartitionReassignment",
     "ReassignError",
     "ReplicaLogDir",
@@ -74,6 +76,7 @@ __all__ = [
     "list_reassignments",
     "set_throttles",
     "throttle_configs",
+    "topic_replicas",
 ]
 
 DEFAULT_TIMEOUT_MS: Final = 60_000
@@ -97,6 +100,11 @@ class ReassignError(RackwiseError):
         self.code = code
         self.name = error_name(code)
         self.java_text = f"org.apache.kafka.common.errors.{known.exception}: {text}"
+
+
+class LogDirMoveError(ReassignError):
+    """A broker refused to move a replica between its directories (an error other than
+    REPLICA_NOT_AVAILABLE): ``Failed to alter dir for foo-0-1``."""
 
 
 def _failure(error: GroupsError) -> ReassignError:
@@ -358,7 +366,7 @@ async def _alter_log_dirs_once(
                 if code == NONE:
                     accepted.add(replica)
                 elif code != REPLICA_NOT_AVAILABLE:
-                    raise ReassignError(code, f"Failed to alter dir for {replica}")
+                    raise LogDirMoveError(code, f"Failed to alter dir for {replica}")
     return accepted
 
 
