@@ -6,12 +6,17 @@ broker down; the throttles read back independently (confluent-kafka's DescribeCo
 KIP-113's first system test is :func:`test_kip113_moves_within_and_across_brokers`: a topic of
 three single-replica partitions is moved to the other directory of each broker, then to the
 unused directory of the next broker, while a producer writes and a consumer reads; every
-acknowledged record is read exactly once."""
+acknowledged record is read exactly once. Its second is
+:func:`test_kip113_failed_log_dirs_leave_the_good_ones_alone`: one topic's replicas in the
+first directory of each broker, another's in the second, and the second directories failing
+(replaced by a file) on a follower, the leader, then every broker, while both topics are
+written and read; the first topic never loses an in-sync replica or a record."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -277,6 +282,7 @@ class Traffic:
 
     bootstrap: str
     topic: str
+    partitions: int = 3
     acked: list[tuple[int, bytes]] = field(default_factory=list)
     read: list[tuple[int, bytes]] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
@@ -296,7 +302,10 @@ class Traffic:
         n = 0
         while not self.stop.is_set():
             producer.produce(
-                self.topic, value=f"r{n}".encode(), partition=n % 3, on_delivery=report
+                self.topic,
+                value=f"r{n}".encode(),
+                partition=n % self.partitions,
+                on_delivery=report,
             )
             n += 1
             producer.poll(0.002)
@@ -323,6 +332,18 @@ class Traffic:
 
     deadline: float = 0.0
 
+    def start(self) -> list[threading.Thread]:
+        threads = [threading.Thread(target=self.produce), threading.Thread(target=self.consume)]
+        for t in threads:
+            t.start()
+        return threads
+
+    def finish(self, threads: list[threading.Thread]) -> None:
+        self.deadline = time.monotonic() + 30
+        self.stop.set()
+        for t in threads:
+            t.join(60)
+
     def check(self) -> None:
         assert not self.errors
         assert len(self.read) == len(set(self.read)), "a record was read twice"
@@ -333,9 +354,7 @@ def test_kip113_moves_within_and_across_brokers(cluster: Cluster, tmp_path: Path
     topic = "kip113"
     create(cluster, topic, "1,2,3")
     traffic = Traffic(cluster.bootstrap, topic)
-    threads = [threading.Thread(target=traffic.produce), threading.Thread(target=traffic.consume)]
-    for t in threads:
-        t.start()
+    threads = traffic.start()
     try:
         eventually(lambda: len(traffic.acked) > 100, timeout_s=20)
         dirs = {b: sorted(str(d) for d in (cluster.dir / f"broker-{b}").glob("data-*"))
@@ -372,10 +391,7 @@ def test_kip113_moves_within_and_across_brokers(cluster: Cluster, tmp_path: Path
         count = len(traffic.acked)
         eventually(lambda: len(traffic.acked) > count + 100, timeout_s=20)
     finally:
-        traffic.deadline = time.monotonic() + 30
-        traffic.stop.set()
-        for t in threads:
-            t.join(60)
+        traffic.finish(threads)
     traffic.check()
 
 
@@ -424,3 +440,63 @@ def test_list_verify_and_cancel_with_a_broker_paused(cluster: Cluster, tmp_path:
     finally:
         os.kill(cluster.pids[3], signal.SIGCONT)
     eventually(lambda: 3 in cluster.admin().list_topics(timeout=10).brokers, timeout_s=30)
+
+
+# ---- KIP-113's second system test (last: it fails the second directory of every broker) ------
+
+
+def fail_dir(cluster: Cluster, broker: int, name: str = "data-2") -> None:
+    """Replace a broker's log directory by a file, as a failed disk."""
+    path = cluster.dir / f"broker-{broker}" / name
+    gone = path.with_name(f"{name}-gone")
+    path.rename(gone)
+    path.write_text("failed disk\n")
+    shutil.rmtree(gone)
+
+
+def isr(cluster: Cluster, topic: str) -> list[int]:
+    return sorted(cluster.admin().list_topics(topic, timeout=10).topics[topic].partitions[0].isrs)
+
+
+def progressing(*traffic: Traffic) -> None:
+    counts = [len(t.acked) for t in traffic]
+    eventually(
+        lambda: all(len(t.acked) > c + 50 for t, c in zip(traffic, counts, strict=True)),
+        timeout_s=30,
+    )
+
+
+def test_kip113_failed_log_dirs_leave_the_good_ones_alone(cluster: Cluster, tmp_path: Path) -> None:
+    for topic, name in (("good", "data-1"), ("doomed", "data-2")):
+        create(cluster, topic, "1:2:3")
+        tp = TopicPartition(topic, 0)
+        plan = tmp_path / f"{topic}.json"
+        dirs = [str(cluster.dir / f"broker-{b}" / name) for b in (1, 2, 3)]
+        plan.write_text(plan_json({tp: [1, 2, 3]}, {tp: dirs}))
+        done = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
+        assert done.returncode == 0, done.stdout
+        eventually(lambda plan=plan: verified(cluster, plan), timeout_s=30)
+        assert where(cluster, topic) == {(0, b): d for b, d in zip((1, 2, 3), dirs, strict=True)}
+    good, doomed = Traffic(cluster.bootstrap, "good", 1), Traffic(cluster.bootstrap, "doomed", 1)
+    good_threads, doomed_threads = good.start(), doomed.start()
+    try:
+        progressing(good, doomed)
+        leader = cluster.admin().list_topics("good", timeout=10).topics["good"].partitions[0].leader
+        follower = next(b for b in (1, 2, 3) if b != leader)
+        third = next(b for b in (1, 2, 3) if b not in (leader, follower))
+        fail_dir(cluster, follower)
+        eventually(lambda: isr(cluster, "doomed") == sorted([leader, third]), timeout_s=30)
+        progressing(good, doomed)
+        fail_dir(cluster, leader)
+        eventually(lambda: isr(cluster, "doomed") == [third], timeout_s=30)
+        progressing(good, doomed)
+        doomed.finish(doomed_threads)
+        doomed.check()
+        fail_dir(cluster, third)
+        progressing(good)
+        assert isr(cluster, "good") == [1, 2, 3]
+        assert all(os.kill(pid, 0) is None for pid in cluster.pids.values())
+    finally:
+        doomed.finish(doomed_threads)
+        good.finish(good_threads)
+    good.check()
