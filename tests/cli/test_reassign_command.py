@@ -43,6 +43,7 @@ class Cluster:
     dir: Path
     bootstrap: str
     pids: dict[int, int]
+    controller: str
     _admin: AdminClient | None = None
 
     def admin(self) -> AdminClient:
@@ -66,6 +67,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             directory,
             ",".join(f"{n['host']}:{n['port']}" for n in brokers),
             {int(n["id"]): int(n["pid"]) for n in brokers},
+            next(f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "controller"),
         )
     finally:
         if (directory / "cluster.json").exists():
@@ -413,6 +415,11 @@ def test_list_verify_and_cancel_with_a_broker_paused(cluster: Cluster, tmp_path:
             0,
             "Current partition reassignments:\nstuck-0: replicas: 1,3. adding: 3.\n",
         )
+        config = tmp_path / "admin.properties"
+        config.write_text("client.id=ops\nrequest.timeout.ms=20000\n")
+        by_controller = rackwise("reassign", "--bootstrap-controller", cluster.controller,
+                                 "--list", "--command-config", str(config))  # fmt: skip
+        assert (by_controller.returncode, by_controller.stdout) == (0, listed.stdout)
         done = reassign(cluster, "--verify", "--reassignment-json-file", str(plan))
         assert (done.returncode, done.stdout) == (
             0,
@@ -467,16 +474,22 @@ def progressing(*traffic: Traffic) -> None:
 
 
 def test_kip113_failed_log_dirs_leave_the_good_ones_alone(cluster: Cluster, tmp_path: Path) -> None:
+    parts, dirs = {}, {}
     for topic, name in (("good", "data-1"), ("doomed", "data-2")):
         create(cluster, topic, "1:2:3")
-        tp = TopicPartition(topic, 0)
-        plan = tmp_path / f"{topic}.json"
-        dirs = [str(cluster.dir / f"broker-{b}" / name) for b in (1, 2, 3)]
-        plan.write_text(plan_json({tp: [1, 2, 3]}, {tp: dirs}))
-        done = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
-        assert done.returncode == 0, done.stdout
-        eventually(lambda plan=plan: verified(cluster, plan), timeout_s=30)
-        assert where(cluster, topic) == {(0, b): d for b, d in zip((1, 2, 3), dirs, strict=True)}
+        parts[TopicPartition(topic, 0)] = [1, 2, 3]
+        dirs[TopicPartition(topic, 0)] = [
+            str(cluster.dir / f"broker-{b}" / name) for b in (1, 2, 3)
+        ]
+    plan = tmp_path / "plan.json"
+    plan.write_text(plan_json(parts, dirs))
+    done = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
+    assert done.returncode == 0, done.stdout
+    eventually(lambda: verified(cluster, plan), timeout_s=30)
+    for tp, paths in dirs.items():
+        assert where(cluster, tp.topic) == {
+            (0, b): d for b, d in zip((1, 2, 3), paths, strict=True)
+        }
     good, doomed = Traffic(cluster.bootstrap, "good", 1), Traffic(cluster.bootstrap, "doomed", 1)
     good_threads, doomed_threads = good.start(), doomed.start()
     try:
