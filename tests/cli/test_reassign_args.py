@@ -130,3 +130,11 @@ def test_a_missing_file_is_named_as_java_names_it(
     assert capsys.readouterr().out == f"Error: {missing}\n"
     assert main([*args, "--reassignment-json-file", missing, "--command-config", missing]) == 1
     assert capsys.readouterr().out == f"Error: {missing} (No such file or directory)\n"
+
+
+def test_an_abbreviated_flag_counts_as_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["reassign", "--bootstrap-server", "h:1", "--verify", "--reassignment", "f.json"]
+    assert main([*args, "--throttle", "5"]) == 1
+    assert capsys.readouterr().err == (
+        'error: Option "[throttle]" can\'t be used with action "[verify]"\n'
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from rackwise.client.reassign_files import parse_execute, parse_generate, parse_targets
 from rackwise.client.reassign_text import (
     Move,
     OngoingReassignment,
@@ -18,9 +19,6 @@ from rackwise.client.reassign_text import (
     move_state,
     move_states_text,
     moves_timed_out_text,
-    parse_execute,
-    parse_generate,
-    parse_targets,
     partition_states_text,
     started_text,
     throttle_configs,

@@ -88,7 +88,7 @@ class _Given(argparse.Action):
     ) -> None:
         setattr(ns, self.dest, True if self.nargs == 0 else values)
         given: list[str] = ns.given
-        name = str(option)[2:]
+        name = self.option_strings[0][2:]  # the flag's own name, even when abbreviated
         if name not in given:
             given.append(name)
 
@@ -151,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
     numbers = {name: _long(args, name) for name in LONG_OPTIONS}
     from rackwise.cli._servers import check_bootstrap_servers  # noqa: PLC0415
 
-    servers = args.bootstrap_server if args.bootstrap_server is not None else None
-    servers = check_bootstrap_servers(servers or args.bootstrap_controller or "")
+    servers = check_bootstrap_servers(args.bootstrap_server or args.bootstrap_controller or "")
     from rackwise.client.command_config import CommandConfigError  # noqa: PLC0415
     from rackwise.client.reassign_text import ReassignFailure  # noqa: PLC0415
 

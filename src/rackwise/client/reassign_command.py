@@ -36,6 +36,7 @@ from typing import Final, Protocol
 from rackwise.client import reassign as calls
 from rackwise.client.connections import Connections
 from rackwise.client.group_values import GroupsError
+from rackwise.client.reassign_files import Targets, parse_execute, parse_generate, parse_targets
 from rackwise.client.reassign_text import (
     CANNOT_EXECUTE,
     NO_ACTIVE_MOVES,
@@ -45,7 +46,6 @@ from rackwise.client.reassign_text import (
     PartitionState,
     ReassignFailure,
     Replica,
-    Targets,
     clearing_lines,
     current_assignment_text,
     errors_text,
@@ -56,9 +56,6 @@ from rackwise.client.reassign_text import (
     move_state,
     move_states_text,
     moves_timed_out_text,
-    parse_execute,
-    parse_generate,
-    parse_targets,
     partition_states_text,
     started_text,
     throttle_configs,

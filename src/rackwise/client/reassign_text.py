@@ -1,7 +1,7 @@
-"""What ``kafka-reassign-partitions.sh`` reads and prints, pure (Kafka's
-``ReassignPartitionsCommand``): its reading of the two JSON files with its own checks and
-messages, the replication throttles it computes, the states of partitions and replica moves,
-and its lines.
+"""What ``kafka-reassign-partitions.sh`` prints and computes, pure (Kafka's
+``ReassignPartitionsCommand``): its failures, the replication throttles it computes, the states
+of partitions and replica moves, and its lines (its files are
+:mod:`rackwise.client.reassign_files`'s).
 
 Goals
     A script written against Kafka's tool reads ``rackwise reassign`` unchanged: the same
@@ -9,11 +9,6 @@ Goals
     other.
 
 Constraints
-    * The files are read as Kafka's tool reads them (a missing ``version`` is 1, a missing
-      ``partitions`` or ``topics`` list is empty, ``log_dirs`` optional), then Kafka's checks
-      run in its order and with its words (:class:`ReassignFailure`). What Kafka leaves to the
-      cluster (a negative partition, a relative directory) is refused next by
-      :func:`rackwise.formats.reassignment.parse_reassignment`'s checks, which name the field.
     * Lists are ordered as Kafka orders them: partitions by topic (Java ``String.compareTo``)
       then partition, replicas by broker, then topic, then partition; a throttle list is a
       ``TreeSet`` of ``partition:broker`` strings, so ``10:1`` sorts before ``2:1``.
@@ -30,20 +25,14 @@ Worked example
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from rackwise.common import RackwiseError, TopicPartition
 from rackwise.common.java import java_hashmap_order, java_string_hash, java_string_key
-from rackwise.formats.reassignment import (
-    ANY_LOG_DIR,
-    Reassignment,
-    format_reassignment,
-    parse_reassignment,
-)
 from rackwise.formats.reassignment import PartitionReassignment as Entry
+from rackwise.formats.reassignment import Reassignment, format_reassignment
 
 LEADER_RATE: Final = "leader.replication.throttled.rate"
 FOLLOWER_RATE: Final = "follower.replication.throttled.rate"
@@ -120,166 +109,12 @@ def string_set(values: Iterable[str]) -> list[str]:
     return java_hashmap_order(list(dict.fromkeys(values)), java_string_hash, exact=False)
 
 
-def _duplicates(values: Sequence[int]) -> list[int]:
+def duplicates(values: Sequence[int]) -> list[int]:
     return int_set(v for i, v in enumerate(values) if v in values[:i])
 
 
-def _java_list(values: Iterable[object]) -> str:
+def java_list(values: Iterable[object]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
-
-
-# ---- the files ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Targets:
-    """A reassignment file as Kafka reads it: each partition's target replicas in file order
-    (repeats kept, to be checked) and the replicas given an absolute directory."""
-
-    partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...]
-    log_dirs: Mapping[Replica, str]
-
-
-def _load(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReassignFailure(f"{e.msg} at line {e.lineno} column {e.colno}") from None
-
-
-def _version(root: object, what: str) -> None:
-    if not isinstance(root, dict):
-        raise ReassignFailure(f"Expected JSON object, received {_kind(root)}")
-    version = root.get("version", 1)
-    if version != 1 or isinstance(version, bool):
-        raise ReassignFailure(f"Not supported version field value {version}")
-    if not isinstance(root.get(what, []), list):
-        raise ReassignFailure(f"Expected JSON array, received {_kind(root[what])}")
-
-
-def _kind(value: object) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-        type(value), "number" if isinstance(value, int | float) else "null"
-    )
-
-
-def parse_targets(text: str) -> Targets:
-    """Kafka's ``parsePartitionReassignmentData``: the file read, each replica list paired with
-    its directories (``Size of replicas list ... is different from size of log dirs list``),
-    then every entry checked by the format's own rules."""
-    root = _load(text)
-    _version(root, "partitions")
-    assert isinstance(root, dict)
-    partitions: list[tuple[TopicPartition, tuple[int, ...]]] = []
-    log_dirs: dict[Replica, str] = {}
-    for item in root.get("partitions", []):
-        if not isinstance(item, dict) or not {"topic", "partition", "replicas"} <= item.keys():
-            missing = next(
-                k
-                for k in ("topic", "partition", "replicas")
-                if not isinstance(item, dict) or k not in item
-            )
-            raise ReassignFailure(f"No such field exists: `{missing}`")
-        tp = TopicPartition(str(item["topic"]), _int(item["partition"]))
-        replicas = tuple(_int(r) for r in _array(item["replicas"]))
-        dirs = [str(d) for d in _array(item.get("log_dirs", [ANY_LOG_DIR] * len(replicas)))]
-        if len(dirs) != len(replicas):
-            raise ReassignFailure(
-                f"Size of replicas list {_java_list(replicas)} is different from size of log "
-                f"dirs list {_java_list(dirs)} for partition {tp}"
-            )
-        partitions.append((tp, replicas))
-        for broker, log_dir in zip(replicas, dirs, strict=True):
-            if log_dir != ANY_LOG_DIR:
-                log_dirs[Replica.of(tp.topic, tp.partition, broker)] = log_dir
-    return Targets(tuple(partitions), log_dirs)
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ReassignFailure(f"Expected `int` value, received {_kind(value)}")
-    return value
-
-
-def _array(value: object) -> list[object]:
-    if not isinstance(value, list):
-        raise ReassignFailure(f"Expected JSON array, received {_kind(value)}")
-    return value
-
-
-def parse_execute(text: str) -> Targets:
-    """Kafka's ``parseExecuteAssignmentArgs``: :func:`parse_targets`, then its refusals of an
-    empty list, an empty replica list, a partition given twice and a broker given twice in one
-    list, then the format's own checks of every entry (non-negative ids, absolute paths)."""
-    targets = parse_targets(text)
-    parts = targets.partitions
-    if not parts:
-        raise ReassignFailure("Partition reassignment list cannot be empty")
-    if any(not replicas for _, replicas in parts):
-        raise ReassignFailure("Partition replica list cannot be empty")
-    tps = [tp for tp, _ in parts]
-    repeated = java_hashmap_order(
-        list(dict.fromkeys(tp for i, tp in enumerate(tps) if tp in tps[:i])), tp_hash, exact=False
-    )
-    if repeated:
-        raise ReassignFailure(
-            "Partition reassignment contains duplicate topic partitions: "
-            + ",".join(str(tp) for tp in repeated)
-        )
-    duplicated = [(tp, _duplicates(replicas)) for tp, replicas in parts if _duplicates(replicas)]
-    if duplicated:
-        detail = ". ".join(
-            f"{tp} contains multiple entries for {','.join(map(str, d))}" for tp, d in duplicated
-        )
-        raise ReassignFailure(
-            f"Partition replica lists may not contain duplicate entries: {detail}"
-        )
-    try:
-        parse_reassignment(text)
-    except ValueError as e:
-        raise ReassignFailure(str(e)) from None
-    return targets
-
-
-def parse_generate(text: str, broker_list: str) -> tuple[list[int], list[str]]:
-    """Kafka's ``parseGenerateAssignmentArgs``: the brokers of ``--broker-list`` and the topics
-    of ``--topics-to-move-json-file``, each without repeats."""
-    brokers = []
-    for part in broker_list.split(","):
-        try:
-            brokers.append(parse_java_int(part))
-        except ValueError:
-            raise ReassignFailure(f'For input string: "{part}"') from None
-    repeated = _duplicates(brokers)
-    if repeated:
-        raise ReassignFailure(f"Broker list contains duplicate entries: {_java_list(repeated)}")
-    root = _load(text)
-    _version(root, "topics")
-    assert isinstance(root, dict)
-    topics = []
-    for item in root.get("topics", []):
-        if not isinstance(item, dict) or "topic" not in item:
-            raise ReassignFailure("No such field exists: `topic`")
-        if not isinstance(item["topic"], str):
-            raise ReassignFailure(f"Expected `String` value, received {_kind(item['topic'])}")
-        topics.append(item["topic"])
-    twice = string_set(t for i, t in enumerate(topics) if t in topics[:i])
-    if twice:
-        raise ReassignFailure(
-            f"List of topics to reassign contains duplicate entries: {_java_list(twice)}"
-        )
-    return brokers, topics
-
-
-def parse_java_int(text: str) -> int:
-    """Java's ``Integer.parseInt``: an optional sign and ASCII digits, within 32 bits."""
-    digits = text[1:] if text[:1] in "+-" else text
-    if not digits or not digits.isascii() or not digits.isdigit():
-        raise ValueError(text)
-    value = int(text)
-    if not -(2**31) <= value < 2**31:
-        raise ValueError(text)
-    return value
 
 
 # ---- the lines ---------------------------------------------------------------------------------
