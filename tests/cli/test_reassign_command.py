@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -406,10 +407,30 @@ def test_list_verify_and_cancel_with_a_broker_paused(cluster: Cluster, tmp_path:
     create(cluster, "stuck", "1")
     plan = tmp_path / "plan.json"
     plan.write_text(plan_json({TopicPartition("stuck", 0): [1, 3]}))
+    moving = tmp_path / "moving.json"
+    moving.write_text(
+        plan_json({TopicPartition("stuck", 0): [1, 3]},
+                  {TopicPartition("stuck", 0): ["any", str(cluster.dir / "broker-3" / "data-2")]})
+    )  # fmt: skip
     os.kill(cluster.pids[3], signal.SIGSTOP)
     try:
-        done = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
-        assert done.returncode == 0, done.stdout
+        # AlterReplicaLogDirs to the paused broker waits for an answer: SIGTERM ends it.
+        execute = subprocess.Popen(
+            [sys.executable, "-m", "rackwise.cli.main", "reassign", "--bootstrap-server",
+             cluster.bootstrap, "--execute", "--reassignment-json-file", str(moving),
+             "--timeout", "60000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        assert execute.stdout is not None
+        lines = []
+        while not lines or not lines[-1].startswith("Successfully started partition"):
+            lines.append(execute.stdout.readline())
+            assert lines[-1], "".join(lines)
+        assert lines[-1] == "Successfully started partition reassignment for stuck-0\n"
+        execute.send_signal(signal.SIGTERM)
+        _, err = execute.communicate(timeout=20)
+        assert (execute.returncode, err) == (143, "error: terminated\n")
         listed = reassign(cluster, "--list")
         assert (listed.returncode, listed.stdout) == (
             0,

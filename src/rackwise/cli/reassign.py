@@ -13,7 +13,8 @@ Constraints
       ``--bootstrap-controller`` serves ``--cancel`` and ``--list`` only, as in Kafka.
     * Everything else is :mod:`rackwise.client.reassign_command`'s; a failure prints what
       Kafka's tool prints on stdout (``Error: ...`` or its terse messages, without the stack
-      trace) and exits 1.
+      trace) and exits 1. SIGTERM ends an action with ``error: terminated`` and status 143,
+      Ctrl-C with ``error: interrupted`` and 130.
 
 Worked example
     ``rackwise reassign --bootstrap-server 127.0.0.1:9092 --execute --reassignment-json-file
@@ -26,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -74,6 +77,15 @@ FLAGS: Final = (
     ("preserve-throttles", "leave the throttles as they are"),
 )
 LONG_OPTIONS: Final = {"throttle": -1, "replica-alter-log-dirs-throttle": -1, "timeout": 10_000}
+EXIT_TERMINATED: Final = 128 + signal.SIGTERM
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived (a BaseException, as KeyboardInterrupt is)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 class _Given(argparse.Action):
@@ -162,12 +174,26 @@ def run(args: argparse.Namespace) -> int:
             for name in ("reassignment_json_file", "topics_to_move_json_file")
             if getattr(args, name) is not None
         }
-        return asyncio.run(_run(action, args, servers, config, files, numbers))
+        return _terminable(action, args, servers, config, files, numbers)
     except ReassignFailure as e:
         print(e.printed, flush=True)
         return 1
     except CommandConfigError as e:
         raise CommandError(str(e)) from None
+
+
+def _terminable(*run_args: Any) -> int:
+    """The action, SIGTERM ending it with one line and status 143 (Ctrl-C: 130)."""
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(_run(*run_args))
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return asyncio.run(_run(*run_args))
+    except _Terminated:
+        print("error: terminated", file=sys.stderr, flush=True)
+        return EXIT_TERMINATED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _read(path: str) -> str:
