@@ -32,6 +32,7 @@ class StandIn:
         self.placement = placement
         self.sent: list[tuple[int, Any, dict[str, Any]]] = []
         self.log_dir_answers: list[int] = []
+        self.ongoing = False
 
     async def send(self, node: Any, api_key: int, values: Any, **_: Any) -> Any:
         self.sent.append((api_key, node, dict(values)))
@@ -40,7 +41,37 @@ class StandIn:
             return Ns(error_code=NONE, brokers=brokers)
         if api_key == ApiKey.METADATA:
             parts = [Ns(partition_index=p, replica_nodes=[1, 2]) for p in range(4)]
-            return Ns(topics=[Ns(name="foo", error_code=NONE, partitions=parts)])
+            topics = [Ns(name="foo", error_code=NONE, partitions=parts)]
+            asked = {t["name"] for t in values["topics"]} - {"foo"}
+            topics += [
+                Ns(name=t, error_code=UNKNOWN_TOPIC_OR_PARTITION, partitions=[]) for t in asked
+            ]
+            return Ns(topics=topics)
+        if api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+            ongoing = [
+                Ns(
+                    name="foo",
+                    partitions=[
+                        Ns(
+                            partition_index=1,
+                            replicas=[1, 2, 3],
+                            adding_replicas=[3],
+                            removing_replicas=[2],
+                        )
+                    ],
+                )
+            ]
+            return Ns(error_code=NONE, error_message=None, topics=ongoing if self.ongoing else [])
+        if api_key == ApiKey.DESCRIBE_LOG_DIRS:
+            part = Ns(partition_index=0, is_future_key=False)
+            future = Ns(partition_index=0, is_future_key=True)
+            results = [
+                Ns(log_dir="/d/1", error_code=NONE, topics=[Ns(name="foo", partitions=[part])]),
+                Ns(log_dir="/d/2", error_code=NONE,
+                   topics=[Ns(name="foo", partitions=[future] if self.ongoing else [])]),
+                Ns(log_dir="/d/3", error_code=56, topics=[]),
+            ]  # fmt: skip
+            return Ns(error_code=NONE, results=results)
         if api_key == ApiKey.CREATE_REPLICA_PLACEMENT:
             if not self.placement:
                 raise GroupsError(UNSUPPORTED_VERSION, "h:1 does not support it")
@@ -172,4 +203,64 @@ def test_set_throttles_sends_kafkas_configs_each_broker_to_itself() -> None:
     assert {o["name"] for o in sent[1][1]["resources"][0]["configs"]} == {
         "leader.replication.throttled.rate",
         "follower.replication.throttled.rate",
+    }
+
+
+PLAN = (
+    '{"partitions":[{"topic":"foo","partition":0,"replicas":[1,2],"log_dirs":["/d/2","any"]},'
+    '{"topic":"foo","partition":1,"replicas":[1,3]},'
+    '{"topic":"quux","partition":0,"replicas":[1,2,3]}]}'
+)
+
+
+def verify(stand_in: StandIn) -> tuple[bool, list[str]]:
+    lines: list[str] = []
+
+    def out(text: str, end: str = "\n") -> None:
+        lines.extend((text + end).splitlines())
+
+    done = run(command.verify(stand_in, PLAN, out))  # type: ignore[arg-type]
+    return done, lines
+
+
+def test_verify_while_moves_are_in_flight_clears_nothing() -> None:
+    stand_in = StandIn({1: None, 2: None})
+    stand_in.ongoing = True
+    done, lines = verify(stand_in)
+    assert not done
+    assert lines == [
+        "Status of partition reassignment:",
+        "Reassignment of partition foo-0 is completed.",
+        "Reassignment of partition foo-1 is still in progress.",
+        "There is no active reassignment of partition quux-0, but replica set is  rather than "
+        "1,2,3.",
+        "Reassignment of replica foo-0-1 is still in progress.",
+    ]
+    assert not any(key == ApiKey.INCREMENTAL_ALTER_CONFIGS for key, _, _ in stand_in.sent)
+
+
+def test_verify_once_done_clears_every_brokers_and_topics_throttles() -> None:
+    stand_in = StandIn({1: None, 2: None, 3: None, 4: None})
+    done, lines = verify(stand_in)
+    assert done
+    assert lines[2:] == [
+        "There is no active reassignment of partition foo-1, but replica set is 1,2 rather than "
+        "1,3.",
+        "There is no active reassignment of partition quux-0, but replica set is  rather than "
+        "1,2,3.",
+        "Partition foo-0 on broker 1 is not being moved from log dir /d/1 to /d/2.",
+        "Clearing broker-level throttles on brokers 1,2,3,4",
+        "Clearing topic-level throttles on topics quux,foo",
+    ]
+    cleared = [v for key, _, v in stand_in.sent if key == ApiKey.INCREMENTAL_ALTER_CONFIGS]
+    names = [r["resource_name"] for v in cleared for r in v["resources"]]
+    assert sorted(names) == ["1", "2", "3", "4", "foo", "quux"]
+    ops = {(o["name"], o["config_operation"]) for v in cleared for r in v["resources"]
+           for o in r["configs"]}  # fmt: skip
+    assert ops == {
+        ("leader.replication.throttled.rate", 1),
+        ("follower.replication.throttled.rate", 1),
+        ("replica.alter.log.dirs.io.max.bytes.per.second", 1),
+        ("leader.replication.throttled.replicas", 1),
+        ("follower.replication.throttled.replicas", 1),
     }
