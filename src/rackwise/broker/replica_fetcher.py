@@ -20,6 +20,12 @@ Constraints
       metadata image moves partitions between fetchers.
     * Everything runs on the broker's request loop: appends and truncations happen between
       requests, never during one.
+    * A partition on this broker's ``follower.replication.throttled.replicas`` list whose
+      log is behind the leader's high watermark is left out of the fetches while
+      ``follower.replication.throttled.rate`` is exceeded (Kafka's
+      ``shouldFollowerThrottle``); the fetch that goes without it waits on the leader no
+      longer than the quota needs, and with nothing else to fetch the fetcher sleeps that
+      long, at most ``replica.fetch.backoff.ms`` (:mod:`rackwise.broker.replication_quotas`).
 
 Worked example
     Broker 3 follows t-0 (leader 1, epoch 2) with log end 5 at epoch 1. It fetches from 5 with
@@ -166,9 +172,13 @@ class ReplicaFetcher:
                 }
             )
             asked.append(key)
+        quota = self.manager.quota
+        max_wait_ms = config.replica_fetch_wait_max_ms
+        if held and quota is not None:
+            # the held-back partitions are asked for again as soon as the quota allows
+            max_wait_ms = min(max_wait_ms, int(follower_wait_s(quota, max_wait_ms / 1000) * 1000))
         if not asked:
             self.changed.clear()
-            quota = self.manager.quota
             backoff_s = config.replica_fetch_backoff_ms / 1000
             wait_s = follower_wait_s(quota, backoff_s) if held and quota is not None else 0.05
             await asyncio.sleep(wait_s)
@@ -179,7 +189,7 @@ class ReplicaFetcher:
                 "replica_id": self.manager.broker_id,
                 "replica_epoch": self.manager.broker_epoch(),
             },
-            "max_wait": config.replica_fetch_wait_max_ms,
+            "max_wait": max_wait_ms,
             "min_bytes": config.replica_fetch_min_bytes,
             "max_bytes": config.replica_fetch_response_max_bytes,
             "isolation_level": 0,
@@ -192,7 +202,7 @@ class ReplicaFetcher:
             "forgotten_topics_data": [],
             "rack_id": "",
         }
-        timeout_s = config.replica_fetch_wait_max_ms / 1000 + 30.0
+        timeout_s = max_wait_ms / 1000 + 30.0
         answer = await connection.fetch(values, timeout_s=timeout_s)
         self._process(answer, version)
 
