@@ -45,11 +45,6 @@ DEFAULT_WINDOW_SIZE_S: Final = 1
 """``replication.quota.window.size.seconds``' default."""
 ALL_REPLICAS: Final = frozenset({-1})
 """A topic throttled on every partition (the list ``*``; Kafka's ``AllReplicas``)."""
-THROTTLED_LIST_MESSAGE: Final = (
-    "{name} must be the literal '*' or a list of replicas in the following format: "
-    "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
-)
-"""Kafka's ``ThrottledReplicaListValidator`` message for a list it refuses."""
 
 
 @dataclass(slots=True)
@@ -197,21 +192,6 @@ class ReplicationQuota:
         if bound <= 0:
             return math.inf
         return max(self.rate.total(now) * 1000 / bound - self.rate.elapsed_ms(now), 0.0)
-
-
-def valid_throttled_list(value: str) -> bool:
-    """Whether Kafka's ``ThrottledReplicaListValidator`` accepts ``value``: ``*``, or items
-    ``partition:broker`` (digits) separated by commas, each possibly blank."""
-    if value.strip() == "*":
-        return True
-    return all(_is_replica_item(item.strip()) for item in value.split(","))
-
-
-def _is_replica_item(item: str) -> bool:
-    if not item:
-        return True
-    partition, colon, broker = item.partition(":")
-    return bool(colon) and _digits(partition) and _digits(broker)
 
 
 def _digits(text: str) -> bool:
