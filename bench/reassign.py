@@ -11,8 +11,9 @@ Figures:
                  rate); the bytes broker 2 holds at the end against what the partitions held;
                  the rate over every 10 s window from a second after the first bytes
                  (broker 2's DescribeLogDirs every 0.25 s);
-                 produce latency p50/p99 of a librdkafka producer (acks=all) writing to
-                 another topic on the same two brokers, during the move against before it
+                 produce latency p50/p99 of a librdkafka producer (acks=all, one record in
+                 flight) writing to another topic on the same two brokers, during the move
+                 against before it
   unthrottled    the same partitions moved back to broker 1 with the throttles removed: MB/s
                  against the ceiling, a loopback socket copy of the same segment files
                  (``sendfile`` into a socket, received and written to a file on the same file
@@ -185,17 +186,16 @@ def fill(bootstrap: str, topic: str, megabytes: int) -> None:
 
 
 def latency_writer(bootstrap: str, stop: threading.Event, out: list[float]) -> None:
+    """One record in flight at a time, every 5 ms: the latency of each, not of a queue that
+    an open-loop writer would build on a loaded machine."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
     record = b"l" * 1000
     while not stop.is_set():
         sent = time.monotonic()
-        producer.produce(
-            "latency",
-            value=record,
-            on_delivery=lambda err, msg, sent=sent: out.append(time.monotonic() - sent),
-        )
-        producer.poll(0.005)
-    producer.flush(30)
+        producer.produce("latency", value=record)
+        if producer.flush(30) == 0:
+            out.append(time.monotonic() - sent)
+        time.sleep(0.005)
 
 
 def pct(values: list[float], q: float) -> float:
