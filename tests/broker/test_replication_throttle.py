@@ -197,13 +197,11 @@ def test_a_throttled_move_keeps_to_the_rate_and_the_rest_do_not_wait(
         assert len(rates) >= 15, rates
         assert all(abs(r - RATE) <= 0.05 * RATE for r in rates), [round(r / MIB, 3) for r in rates]
         # the unthrottled partition: done at full speed while the other was held back
-        fast_begun = next(t for t, s in fast if s > 0)
         fast_done = next(t for t, s in fast if s >= held["fast"])
         assert held["fast"] / (fast_done - samples[0][0]) > 5 * RATE
         assert fast_done < begun + 10
         # the raise: the rest, about 10 MiB, goes at once, not at 2 MiB/s
         assert samples[-1][0] - raised_at < 4.0
-        assert fast_begun <= fast_done
     finally:
         kafka_admin.close()
     eventually(lambda: not kafka_admin_reassigning(servers), 30)
