@@ -387,7 +387,6 @@ def _fmt(value: Any) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    from _signals import run
+
+    raise SystemExit(run(main))
