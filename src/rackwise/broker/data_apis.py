@@ -1,5 +1,6 @@
-"""The broker's data-path requests: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and
-DeleteRecords (Kafka's ``KafkaApis`` handlers for them, over :mod:`rackwise.replica`).
+"""The broker's data-path requests: Produce, Fetch and DeleteRecords (Kafka's ``KafkaApis``
+handlers for them, over :mod:`rackwise.replica`; ListOffsets and OffsetForLeaderEpoch are
+:mod:`rackwise.broker.offset_apis`').
 
 Goals
     * Answer as Kafka 4.x does, per partition: an error never fails the whole request; a
@@ -54,12 +55,13 @@ from rackwise.common.error_codes import (
 )
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
-from rackwise.net import NO_RESPONSE, CloseConnection, let_next_request_in
+from rackwise.net import NO_RESPONSE, CloseConnection, NoResponse, let_next_request_in
 from rackwise.protocol import (
     ApiKey,
     FetchResponseValues,
     ProduceResponseValues,
     Request,
+    Response,
     make,
     response_class,
 )
@@ -146,7 +148,7 @@ class DataApis:
 
     # ---- Produce ------------------------------------------------------------------------------
 
-    async def produce(self, request: Request) -> Any:
+    async def produce(self, request: Request) -> Response | NoResponse:
         body: ProduceRequestValues = request.body
         version = body.version
         acks = body.acks
@@ -250,7 +252,7 @@ class DataApis:
         version: int,
         results: dict[tuple[str, int], Outcome],
         topic_keys: dict[str, Any],
-    ) -> Any:
+    ) -> Response:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         leaders: set[int] = set()
         for (topic, index), (code, info, message, errors) in results.items():
@@ -307,7 +309,7 @@ class DataApis:
 
     # ---- Fetch ---------------------------------------------------------------------------------
 
-    async def fetch(self, request: Request) -> Any:
+    async def fetch(self, request: Request) -> Response:
         body: FetchRequestRead = request.body
         version = body.version
         replica_id = body.replica_id
@@ -395,7 +397,7 @@ class DataApis:
         self,
         version: int,
         results: list[tuple[tuple[str, int], Any, int, ReadResult | None]],
-    ) -> Any:
+    ) -> Response:
         topics: dict[Any, list[dict[str, Any]]] = {}
         leaders: set[int] = set()
         for (topic, index), topic_key, code, result in results:
@@ -440,86 +442,9 @@ class DataApis:
         # Plain values, written straight to buffers (record bytes are not copied).
         return FetchResponseValues(version, values)
 
-    # ---- ListOffsets -----------------------------------------------------------------------------
-
-    def list_offsets(self, request: Request) -> Any:
-        body = request.body
-        version = _version(body)
-        replica_id = int(body.replica_id)
-        topics = []
-        for topic in body.topics:
-            name = str(topic.name)
-            partitions = []
-            for p in topic.partitions:
-                index = int(p.partition_index)
-                entry: dict[str, Any] = {
-                    "partition_index": index,
-                    "error_code": NONE,
-                    "timestamp": NO_TIMESTAMP,
-                    "offset": NO_OFFSET,
-                    "leader_epoch": NO_EPOCH,
-                    "old_style_offsets": [],
-                }
-                try:
-                    answer = self.replicas.list_offset(
-                        name,
-                        index,
-                        int(p.timestamp),
-                        replica_id,
-                        int(getattr(p, "current_leader_epoch", NO_EPOCH)),
-                    )
-                    entry.update(
-                        offset=answer.offset,
-                        timestamp=answer.timestamp,
-                        leader_epoch=answer.leader_epoch,
-                    )
-                except RackwiseError as e:
-                    entry["error_code"] = _code(e)
-                partitions.append(entry)
-            topics.append({"name": name, "partitions": partitions})
-        return make(
-            response_class(ApiKey.LIST_OFFSETS, version), {"throttle_time": 0, "topics": topics}
-        )
-
-    # ---- OffsetForLeaderEpoch -------------------------------------------------------------------
-
-    def offset_for_leader_epoch(self, request: Request) -> Any:
-        body = request.body
-        version = _version(body)
-        replica_id = int(getattr(body, "replica_id", -1))
-        topics = []
-        for topic in body.topics:
-            name = str(topic.topic)
-            partitions = []
-            for p in topic.partitions:
-                index = int(p.partition)
-                entry: dict[str, Any] = {
-                    "partition": index,
-                    "error_code": NONE,
-                    "leader_epoch": NO_EPOCH,
-                    "end_offset": NO_OFFSET,
-                }
-                try:
-                    epoch, end = self.replicas.end_offset_for_epoch(
-                        name,
-                        index,
-                        int(p.leader_epoch),
-                        int(getattr(p, "current_leader_epoch", NO_EPOCH)),
-                        replica_id,
-                    )
-                    entry.update(leader_epoch=epoch, end_offset=end)
-                except RackwiseError as e:
-                    entry["error_code"] = _code(e)
-                partitions.append(entry)
-            topics.append({"topic": name, "partitions": partitions})
-        return make(
-            response_class(ApiKey.OFFSET_FOR_LEADER_EPOCH, version),
-            {"throttle_time": 0, "topics": topics},
-        )
-
     # ---- DeleteRecords ---------------------------------------------------------------------------
 
-    async def delete_records(self, request: Request) -> Any:
+    async def delete_records(self, request: Request) -> Response:
         body = request.body
         version = _version(body)
         timeout_s = millis(body.timeout) / 1000

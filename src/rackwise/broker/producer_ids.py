@@ -83,7 +83,7 @@ from rackwise.common.errors import RackwiseError
 from rackwise.controller import ProducerIdsBlock
 from rackwise.controller.producer_ids import MAX_PRODUCER_ID
 from rackwise.net import ConnectionSlot, KafkaConnection, NetworkException
-from rackwise.protocol import ApiKey, ProtocolError, UnsupportedVersionException, make
+from rackwise.protocol import ApiKey, ProtocolError, Response, UnsupportedVersionException, make
 from rackwise.protocol import response_class as protocol_response_class
 
 LOG: Final = logging.getLogger("rackwise.broker.producer_ids")
@@ -289,7 +289,7 @@ class RpcProducerIdManager:
 # ---- InitProducerId --------------------------------------------------------------------------
 
 
-def _init_response(body: Any, error_code: int, producer_id: int, epoch: int) -> Any:
+def _init_response(body: Any, error_code: int, producer_id: int, epoch: int) -> Response:
     cls = protocol_response_class(ApiKey.INIT_PRODUCER_ID, int(type(body).__version__))
     return make(
         cls,
@@ -300,13 +300,13 @@ def _init_response(body: Any, error_code: int, producer_id: int, epoch: int) -> 
     )
 
 
-def init_producer_id_error(body: Any, error_code: int) -> Any:
+def init_producer_id_error(body: Any, error_code: int) -> Response:
     """An InitProducerId failure: the error, producer id -1, epoch -1 (Kafka's
     ``initTransactionError``)."""
     return _init_response(body, error_code, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
 
-async def init_producer_id(body: Any, manager: RpcProducerIdManager) -> Any:
+async def init_producer_id(body: Any, manager: RpcProducerIdManager) -> Response:
     """The answer to an InitProducerId request (any version served) of an idempotent producer
     (see the module docstring)."""
     producer_id = int(getattr(body, "producer_id", NO_PRODUCER_ID))

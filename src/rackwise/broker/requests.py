@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from rackwise.broker import describe_configs as broker_configs
 from rackwise.broker import metadata_apis as broker_apis
+from rackwise.broker import offset_apis
 from rackwise.broker.alter_configs import alter_configs
 from rackwise.broker.auto_create import AutoTopicCreator
 from rackwise.broker.config_resources import list_config_resources
@@ -44,7 +45,7 @@ from rackwise.broker.topic_partitions import describe_topic_partitions
 from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
-from rackwise.net import CloseConnection
+from rackwise.net import CloseConnection, NoResponse
 from rackwise.node import acl_apis
 from rackwise.protocol import ApiKey, Request, Response
 from rackwise.replica.manager import ReplicaManager
@@ -67,8 +68,9 @@ class BrokerApis:
     """None: ``auto.create.topics.enable=false``, Metadata creates no topic."""
 
 
-Answer = Response | Awaitable[Response]
-"""A response, or an awaitable of it."""
+Answer = Response | Awaitable[Response] | Awaitable[Response | NoResponse]
+"""A response, or an awaitable of it (of :data:`~rackwise.net.NO_RESPONSE` for a Produce with
+acks=0)."""
 Handler = Callable[[BrokerApis, Request], Answer]
 """The answer to a request."""
 
@@ -127,9 +129,9 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ),
     ApiKey.PRODUCE: Entry(lambda apis, request: apis.data_apis.produce(request)),
     ApiKey.FETCH: Entry(lambda apis, request: apis.data_apis.fetch(request)),
-    ApiKey.LIST_OFFSETS: Entry(lambda apis, request: apis.data_apis.list_offsets(request)),
+    ApiKey.LIST_OFFSETS: Entry(lambda apis, r: offset_apis.list_offsets(apis.replicas, r.body)),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: Entry(
-        lambda apis, request: apis.data_apis.offset_for_leader_epoch(request)
+        lambda apis, r: offset_apis.offset_for_leader_epoch(apis.replicas, r.body)
     ),
     ApiKey.DELETE_RECORDS: Entry(lambda apis, request: apis.data_apis.delete_records(request)),
     ApiKey.INIT_PRODUCER_ID: Entry(
@@ -169,7 +171,7 @@ ENTRIES: Final[Mapping[int, Entry]] = {
 """Every API a broker's client listener serves (module docstring)."""
 
 
-async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Response:
+async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Response | NoResponse:
     """The response to ``request``, from its entry of :data:`ENTRIES`, once ``ready`` is set
     (at once for ApiVersions); an API without an entry closes the connection."""
     key = request.header.api_key

@@ -57,6 +57,7 @@ from rackwise.net import (
     KafkaConnection,
     KafkaServer,
     NetworkException,
+    NoResponse,
     start_server,
 )
 from rackwise.node.addresses import Endpoint
@@ -72,7 +73,7 @@ from rackwise.node.meta_properties import (
 )
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
-from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, error_name
+from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, Response, error_name
 from rackwise.raft.config import DEFAULT_QUORUM_FETCH_TIMEOUT_MS
 from rackwise.raft.config import QUORUM_FETCH_TIMEOUT_MS_CONFIG as QUORUM_FETCH_TIMEOUT_MS
 from rackwise.records import kafka_uuid
@@ -538,7 +539,7 @@ class Broker:
 
     # ---- clients ----------------------------------------------------------------------------
 
-    async def handle(self, request: Request) -> Any:
+    async def handle(self, request: Request) -> Response | NoResponse:
         """Answer one client request, once this broker serves clients (ApiVersions at once),
         from :data:`rackwise.broker.requests.ENTRIES`."""
         return await answer(self.apis, request, self.ready)

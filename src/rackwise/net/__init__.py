@@ -69,7 +69,7 @@ from rackwise.net.limits import (
     UNLIMITED_CONNECTIONS,
     ServerLimits,
 )
-from rackwise.net.pipelining import NO_RESPONSE, Handler, let_next_request_in
+from rackwise.net.pipelining import NO_RESPONSE, Handler, NoResponse, let_next_request_in
 from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
 
 __all__ = [
@@ -90,6 +90,7 @@ __all__ = [
     "KafkaConnection",
     "KafkaServer",
     "NetworkException",
+    "NoResponse",
     "RequestTimedOutException",
     "ServerLimits",
     "ThreadedKafkaServer",

@@ -87,14 +87,16 @@ the connection's next request is read (Kafka's producers send at most 5 at a tim
 _PARKED: ContextVar[asyncio.Future[None] | None] = ContextVar("rackwise_parked", default=None)
 
 
-class _NoResponse:
+class NoResponse:
+    """The type of :data:`NO_RESPONSE`."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "NO_RESPONSE"
 
 
-NO_RESPONSE: Final = _NoResponse()
+NO_RESPONSE: Final = NoResponse()
 """What a handler returns for a request that gets no response (Produce with acks=0)."""
 
 Handler = Callable[[Request], Awaitable[Any]]
@@ -257,7 +259,7 @@ class RequestPipeline:
             client.last_active = asyncio.get_running_loop().time()
         if not await _after(previous) or response is None:
             return False
-        if not isinstance(response, _NoResponse):
+        if not isinstance(response, NoResponse):
             return await self._write(stream, client, response)
         return True
 
@@ -281,13 +283,13 @@ class RequestPipeline:
 
     async def _handle(
         self, request: Request, peer: str, *, off_loop: bool = False
-    ) -> list[Any] | _NoResponse | None:
+    ) -> list[Any] | NoResponse | None:
         """The response as buffers to write, NO_RESPONSE, or None to close; encoded on a
         worker thread when ``off_loop`` (the request was one of those decoded there)."""
         what = f"{api_name(request.header.api_key)} v{request.header.api_version}"
         try:
             response = await self.handler(request)
-            if isinstance(response, _NoResponse):
+            if isinstance(response, NoResponse):
                 return NO_RESPONSE
             if off_loop:
                 return await asyncio.to_thread(_encoded, request, response)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from rackwise.protocol.errors import MessageEncodeError
 from rackwise.protocol.header import RequestHeader
@@ -106,6 +106,14 @@ class FetchResponseValues:
 
     version: int
     values: Mapping[str, Any]
+
+    __api_key__: ClassVar[int] = FETCH
+
+    @property
+    def __version__(self) -> int:
+        """The version the values are written in (what a message class says as a class
+        attribute)."""
+        return self.version
 
 
 def encode_fetch_response(header: RequestHeader, response: Any) -> list[Buffer]:

@@ -34,7 +34,7 @@ import datetime
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from rackwise.protocol.errors import MessageEncodeError
 from rackwise.protocol.plain_writer import (
@@ -71,6 +71,14 @@ class ProduceResponseValues:
 
     version: int
     values: Mapping[str, Any]
+
+    __api_key__: ClassVar[int] = PRODUCE
+
+    @property
+    def __version__(self) -> int:
+        """The version the values are written in (what a message class says as a class
+        attribute)."""
+        return self.version
 
 
 def write_produce_response(version: int, response: Any) -> bytes:
