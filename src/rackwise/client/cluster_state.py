@@ -23,7 +23,8 @@ Constraints
       servers accepts a connection says so at once instead of waiting out ``timeout_ms``.
     * ``config`` holds admin client properties (``--command-config``): ``client.id`` and
       ``request.timeout.ms`` are used, ``bootstrap.servers`` is ignored (the argument wins) and
-      ``security.protocol`` may only be PLAINTEXT; any other key is refused by name.
+      ``security.protocol`` may only be PLAINTEXT; a key no command serves
+      (:data:`rackwise.client.command_config.KEYS`) is refused by name.
 
 Worked example
     ``read_cluster("127.0.0.1:9092")`` against brokers 1-3 with topic ``t`` (one partition on
@@ -40,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.client import command_config
 from rackwise.client.bootstrap import bootstrap_addresses_of
 from rackwise.client.connections import Connections
 from rackwise.client.groups import GroupsError, Node
@@ -57,9 +59,9 @@ TOPIC_CONFIG_KEYS: Final = (MIN_INSYNC_KEY, LEADER_THROTTLED_KEY, FOLLOWER_THROT
 """The topic configs read for every topic."""
 DEFAULT_MIN_INSYNC: Final = 1
 """Kafka's default ``min.insync.replicas``, for a topic whose config does not say."""
-SERVED_CONFIG_KEYS: Final = frozenset(
-    {"bootstrap.servers", "client.id", "request.timeout.ms", "security.protocol"}
-)
+SERVED_CONFIG_KEYS: Final = command_config.KEYS
+"""The client properties accepted (those every command serves); ``client.id`` and
+``request.timeout.ms`` are used."""
 BROKER_ENDPOINTS: Final = 1
 """DescribeCluster's ``endpoint_type`` of brokers."""
 TOPIC_RESOURCE: Final = 2
@@ -160,7 +162,7 @@ def _options(bootstrap: str, config: Mapping[str, str], timeout_ms: int) -> tupl
     if refused:
         raise ClusterStateError(
             f"cluster {bootstrap}: client config not served: {', '.join(refused)} (rackwise "
-            "connects over PLAINTEXT and reads only client.id and request.timeout.ms)"
+            f"connects over PLAINTEXT and reads only {', '.join(sorted(SERVED_CONFIG_KEYS))})"
         )
     text = config.get("request.timeout.ms", str(timeout_ms)).strip()
     if not text.isdigit() or int(text) == 0:
