@@ -14,6 +14,8 @@ Constraints
       ListPartitionReassignments, and DescribeLogDirs (every topic, v1-4) to each unfenced
       broker; then one DescribeConfigs for every topic (the keys of :data:`TOPIC_CONFIG_KEYS`).
       All go through :class:`~rackwise.client.connections.Connections`, closed at the end.
+    * A broker that holds replicas but that DescribeCluster does not list (a Kafka before 4.0
+      leaves out fenced brokers) is kept as a fenced broker without an address or a rack.
     * A log directory answered with an error (KAFKA_STORAGE_ERROR for a failed disk) is kept,
       with its code and no replicas: it is part of the cluster's state, not a failed read.
       A topic that Metadata or DescribeConfigs answers UNKNOWN_TOPIC_OR_PARTITION (deleted
@@ -395,6 +397,11 @@ async def _read(reader: _Reader) -> ClusterSnapshot:
     configs = await reader.topic_configs(names)
     copies = _Copies()
     log_dirs = _directories({b.id: a for b, a in zip(live, answers, strict=True)}, copies)
+    for topic in metadata.topics:
+        for p in topic.partitions:
+            for b in (*p.replica_nodes, *p.isr_nodes):
+                if int(b) not in brokers:  # not listed: fenced, to a Kafka before 4.0
+                    brokers[int(b)] = BrokerState(int(b), "", -1, None, fenced=True)
     return ClusterSnapshot(
         bootstrap=reader.bootstrap,
         cluster_id=cluster_id,
