@@ -4,6 +4,8 @@ Kafka does not list) and the one-line refusals naming the cluster."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from types import SimpleNamespace as A
 from typing import Any, ClassVar
@@ -114,6 +116,8 @@ class Scripted:
 
     answers: ClassVar[dict[Any, Any]] = ANSWERS
     sent: ClassVar[list[tuple[int, int | None]]] = []
+    hanging: ClassVar[int] = 0
+    hanging_at_close: ClassVar[int] = 0
 
     def __init__(self, bootstrap: Any, *, timeout_s: float, client_id: str) -> None:
         self.client_id = client_id
@@ -127,10 +131,16 @@ class Scripted:
             answer = self.answers[api_key]
         if isinstance(answer, Exception):
             raise answer
+        if answer == "hang":
+            Scripted.hanging += 1
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                Scripted.hanging -= 1
         return answer
 
     async def close(self) -> None:
-        pass
+        Scripted.hanging_at_close = Scripted.hanging
 
 
 @pytest.fixture
@@ -205,3 +215,20 @@ def test_client_properties(scripted: type[Scripted]) -> None:
     with pytest.raises(ClusterStateError, match="bootstrap server 'h': expected HOST:PORT"):
         read_cluster("h")
     read_cluster("h:1", {"client.id": "ops", "request.timeout.ms": "500"})
+
+
+def test_a_failure_cancels_the_requests_still_out(scripted: type[Scripted]) -> None:
+    scripted.answers[(ApiKey.DESCRIBE_LOG_DIRS, 2)] = "hang"
+    scripted.answers[ApiKey.METADATA] = GroupsError(7, "request timed out")
+    began = time.monotonic()
+    with pytest.raises(ClusterStateError, match=r"^cluster h:1: Metadata failed: request timed"):
+        read_cluster("h:1", timeout_ms=20_000)
+    assert time.monotonic() - began < 5
+    assert scripted.hanging_at_close == 0  # no request still out when the connections close
+
+
+def test_a_read_that_does_not_finish_in_time(scripted: type[Scripted]) -> None:
+    scripted.answers[(ApiKey.DESCRIBE_LOG_DIRS, 2)] = "hang"
+    with pytest.raises(ClusterStateError) as caught:
+        read_cluster("h:1", timeout_ms=200)
+    assert str(caught.value) == "cluster h:1: reading the cluster failed: not done within 200 ms"

@@ -151,7 +151,7 @@ def test_several_clusters_are_one_input_with_distinct_ordinals() -> None:
     assert rows(merged([]).replicas) == []
 
 
-def _write_files(directory: Path) -> InputSource:
+def write_files(directory: Path) -> InputSource:
     """The cluster of :func:`snapshot` as a broker list, reassignment JSON and
     ``kafka-log-dirs`` output, written by hand."""
     brokers = [
@@ -196,7 +196,7 @@ def _write_files(directory: Path) -> InputSource:
 def test_the_same_tables_as_the_clusters_files(tmp_path: Path) -> None:
     """But for the capacities a broker list cannot leave unknown (0 there), the files and
     the snapshot give the same tables."""
-    from_files = read_source(_write_files(tmp_path))
+    from_files = read_source(write_files(tmp_path))
     live = snapshot_columns(snapshot(), "east")
     from_cluster = read_source(InputSource.live_clusters([LiveCluster("h:1")], "east", None), live)
     assert rows(from_cluster.brokers) == rows(from_files.brokers)

@@ -39,7 +39,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -385,10 +385,23 @@ async def read_cluster_async(
         await connections.close()
 
 
+async def _all(*calls: Coroutine[Any, Any, Any]) -> list[Any]:
+    """The answers of ``calls`` run at once; when one fails the others are cancelled (and
+    waited for) before its error goes on, so that no request is left running."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 async def _read(reader: _Reader) -> ClusterSnapshot:
     cluster_id, controller, brokers = await reader.brokers()
     live = [b for b in brokers.values() if not b.fenced]
-    metadata, reassignments, *answers = await asyncio.gather(
+    metadata, reassignments, *answers = await _all(
         reader.metadata(), reader.reassignments(), *(reader.log_dirs(b) for b in live)
     )
     names = sorted(
