@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rackwise.cli.main import main
 from rackwise.client.cluster_state import ClusterStateError, read_cluster
 from rackwise.net import KafkaConnection
 from rackwise.protocol import ApiKey
@@ -121,10 +122,21 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield Cluster(servers, directory, files)
 
 
-def _pipeline(*args: str) -> tuple[dict[str, Any], str]:
-    result = rackwise("pipeline", *args, "--format", "json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout), result.stderr
+Pipeline = Callable[..., tuple[dict[str, Any], str]]
+
+
+@pytest.fixture
+def pipeline(capsys: pytest.CaptureFixture[str]) -> Pipeline:
+    """``rackwise pipeline *args --format json`` in this process (its imports paid once): the
+    summary and the progress lines."""
+
+    def run_pipeline(*args: str) -> tuple[dict[str, Any], str]:
+        code = main(["pipeline", *args, "--format", "json"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        return json.loads(captured.out), captured.err
+
+    return run_pipeline
 
 
 def _untimed(value: Any) -> Any:
@@ -136,11 +148,13 @@ def _untimed(value: Any) -> Any:
     return value
 
 
-def test_audit_finds_what_it_finds_in_the_clusters_files(cluster: Cluster, tmp_path: Path) -> None:
-    files, _ = _pipeline(
+def test_audit_finds_what_it_finds_in_the_clusters_files(
+    cluster: Cluster, pipeline: Pipeline, tmp_path: Path
+) -> None:
+    files, _ = pipeline(
         "audit", *cluster.files, "--cluster-id", "lab", "--out", str(tmp_path / "f")
     )
-    live, live_err = _pipeline(
+    live, live_err = pipeline(
         "audit", "--bootstrap-server", f"lab={cluster.bootstrap}", "--out", str(tmp_path / "l")
     )
     assert live == files
@@ -151,11 +165,11 @@ def test_audit_finds_what_it_finds_in_the_clusters_files(cluster: Cluster, tmp_p
     assert [line.split(":")[0] for line in live_err.splitlines()[1:3]] == ["engine", "ingest"]
 
 
-def test_plan_is_the_plan_of_the_clusters_files(cluster: Cluster, tmp_path: Path) -> None:
-    files, _ = _pipeline(
-        "plan", *cluster.files, "--cluster-id", "lab", "--out", str(tmp_path / "f")
-    )
-    live, _ = _pipeline(
+def test_plan_is_the_plan_of_the_clusters_files(
+    cluster: Cluster, pipeline: Pipeline, tmp_path: Path
+) -> None:
+    files, _ = pipeline("plan", *cluster.files, "--cluster-id", "lab", "--out", str(tmp_path / "f"))
+    live, _ = pipeline(
         "plan", "--bootstrap-server", f"lab={cluster.bootstrap}", "--out", str(tmp_path / "l")
     )
     assert _untimed(live) == _untimed(files)
@@ -164,12 +178,14 @@ def test_plan_is_the_plan_of_the_clusters_files(cluster: Cluster, tmp_path: Path
     assert json.loads(plan)["partitions"], "the skewed placement needs moves"
 
 
-def test_a_listing_of_clusters_and_the_clusters_own_id(cluster: Cluster, tmp_path: Path) -> None:
+def test_a_listing_of_clusters_and_the_clusters_own_id(
+    cluster: Cluster, pipeline: Pipeline, tmp_path: Path
+) -> None:
     listing = tmp_path / "clusters.txt"
     listing.write_text(f"# the lab twice, under two names\nlab={cluster.bootstrap}\n")
     config = tmp_path / "admin.properties"
     config.write_text("client.id=fleet-audit\nrequest.timeout.ms=10000\n")
-    summary, err = _pipeline(
+    summary, err = pipeline(
         "audit", "--bootstrap-servers-file", str(listing), "--bootstrap-server",
         cluster.bootstrap, "--command-config", str(config), "--out", str(tmp_path / "o"),
     )  # fmt: skip
@@ -205,7 +221,9 @@ def _fenced(bootstrap: str, broker: int) -> bool:
         return False
 
 
-def test_a_move_in_flight_is_read_as_its_target(cluster: Cluster, tmp_path: Path) -> None:
+def test_a_move_in_flight_is_read_as_its_target(
+    cluster: Cluster, pipeline: Pipeline, tmp_path: Path
+) -> None:
     """Broker 3 stopped, a partition moving onto it stays in flight; last in the module, as
     it leaves broker 3 down."""
     _create(cluster.bootstrap, "moving", [[1, 2]])
@@ -220,9 +238,36 @@ def test_a_move_in_flight_is_read_as_its_target(cluster: Cluster, tmp_path: Path
     taken = read_cluster(cluster.bootstrap)
     (moving,) = taken.reassignments.values()
     assert (moving.replicas, moving.adding, moving.removing) == ((1, 3, 2), (3,), (2,))
-    summary, err = _pipeline(
+    summary, err = pipeline(
         "audit", "--bootstrap-server", f"lab={cluster.bootstrap}", "--out", str(tmp_path / "o")
     )
     assert ", 1 move in flight (read as their targets)" in err.splitlines()[0]
     # read as its target, the moving partition has its two replicas, not three
     assert summary["clusters"]["lab"]["replicas"] == 2 * 4 + 3 * 2 + 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--bootstrap-server", "h:1"],
+            "--bootstrap-server is read by 'rackwise pipeline'; under spark-submit give the "
+            "cluster as files",
+        ),
+        (
+            ["--bootstrap-server", "h:1", "--fleet", "f"],
+            "give either --bootstrap-server or --fleet, not both",
+        ),
+        (
+            ["--fleet", "f", "--command-config", "c"],
+            "--command-config goes with --bootstrap-server or --bootstrap-servers-file",
+        ),
+    ],
+)
+def test_refusals_before_any_cluster_is_read(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rackwise.pipeline.__main__ import main as submitted
+
+    assert submitted(["audit", *args, "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == f"error: {message}\n"
