@@ -5,19 +5,23 @@ the validated tables equal to those of the same cluster described in files."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 
+from rackwise.client import snapshot_tables
 from rackwise.client.cluster_state import (
     BrokerState,
     ClusterSnapshot,
+    ClusterStateError,
     LogDirState,
     PartitionState,
     ReassignmentState,
 )
-from rackwise.client.snapshot_tables import merged, snapshot_columns, summary
+from rackwise.client.snapshot_tables import merged, read_live, snapshot_columns, summary
 from rackwise.common import TopicPartition
 from rackwise.pipeline.ingest.local import LocalTables, read_source
 from rackwise.pipeline.ingest.source import (
@@ -241,3 +245,25 @@ def test_the_bootstrap_flags_and_file(tmp_path: Path) -> None:
         assert str(error) == f"--bootstrap-servers-file {tmp_path / 'empty.txt'}: no cluster in it"
     else:
         raise AssertionError("an empty listing")
+
+
+def test_each_cluster_read_in_turn_named_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[tuple[str, dict[str, str], int]] = []
+
+    def read_cluster(bootstrap: str, config: dict[str, str], *, timeout_ms: int) -> Any:
+        read.append((bootstrap, config, timeout_ms))
+        return snapshot(bootstrap=bootstrap)
+
+    monkeypatch.setattr(snapshot_tables, "read_cluster", read_cluster)
+    lines: list[str] = []
+    one = read_live([LiveCluster("h:1")], {"client.id": "x"}, 900, lines.append, "lab")
+    assert {r[0] for r in one.brokers} == {"lab"}
+    assert read == [("h:1", {"client.id": "x"}, 900)]
+    assert re.fullmatch(r"read lab from h:1: 3 brokers, 3 partitions, 6 log dirs \(\d+\.\d s\)",
+                        lines[0])  # fmt: skip
+    # several clusters: the name given, else the cluster's own id, never --cluster-id's
+    two = read_live([LiveCluster("h:1", "east"), LiveCluster("h:2")], {}, 900, lines.append, "lab")
+    assert sorted({r[0] for r in two.brokers}) == ["Xc1", "east"]
+    with pytest.raises(ClusterStateError) as caught:
+        read_live([LiveCluster("h:1"), LiveCluster("h:2")], {}, 900, lines.append)
+    assert str(caught.value) == "cluster Xc1 is given twice: by h:1 and by h:2"
