@@ -19,6 +19,7 @@ from rackwise.common import TopicPartition
 from rackwise.protocol import ApiKey
 
 STORAGE_ERROR, UNKNOWN_TOPIC, CLUSTER_AUTHORIZATION_FAILED = 56, 3, 31
+LEADER_NOT_AVAILABLE = 5
 
 
 def broker(i: int, *, fenced: bool = False) -> A:
@@ -64,6 +65,7 @@ ANSWERS: dict[Any, Any] = {
         topics=[
             A(name="t", error_code=0, partitions=[part(0, (1, 2, 3), (1, 2), 1)]),
             A(name="gone", error_code=UNKNOWN_TOPIC, partitions=[]),
+            A(name="coming", error_code=LEADER_NOT_AVAILABLE, partitions=[]),
             A(name="deleting", error_code=0, partitions=[part(0, (2,), (2,), 2)]),
         ]
     ),
@@ -159,7 +161,7 @@ def test_the_snapshot_of_every_answer(scripted: type[Scripted]) -> None:
                                                                 4: True}  # fmt: skip
     assert taken.brokers[3].rack is None
     tp = TopicPartition("t", 0)
-    assert list(taken.partitions) == [tp]  # "gone" and "deleting" went meanwhile
+    assert list(taken.partitions) == [tp]  # "gone" and "deleting" went, "coming" is on its way
     state = taken.partitions[tp]
     assert (state.replicas, state.leader, state.leader_epoch, state.isr) == ((1, 2, 3), 1, 4,
                                                                              (1, 2))  # fmt: skip

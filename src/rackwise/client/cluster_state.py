@@ -19,7 +19,8 @@ Constraints
     * A log directory answered with an error (KAFKA_STORAGE_ERROR for a failed disk) is kept,
       with its code and no replicas: it is part of the cluster's state, not a failed read.
       A topic that Metadata or DescribeConfigs answers UNKNOWN_TOPIC_OR_PARTITION (deleted
-      while the cluster was read) is left out.
+      while the cluster was read), or that Metadata answers LEADER_NOT_AVAILABLE without
+      partitions (being created), is left out.
     * Anything else that fails raises :class:`ClusterStateError`, one line naming the
       cluster (its bootstrap servers), the request and why; a cluster none of whose bootstrap
       servers accepts a connection says so at once instead of waiting out ``timeout_ms``.
@@ -47,7 +48,7 @@ from rackwise.client import command_config
 from rackwise.client.bootstrap import bootstrap_addresses_of
 from rackwise.client.connections import Connections
 from rackwise.client.groups import GroupsError, Node
-from rackwise.common.error_codes import NONE, UNKNOWN_TOPIC_OR_PARTITION
+from rackwise.common.error_codes import LEADER_NOT_AVAILABLE, NONE, UNKNOWN_TOPIC_OR_PARTITION
 from rackwise.common.errors import RackwiseError
 from rackwise.common.types import TopicPartition
 from rackwise.protocol import ApiKey, error_name
@@ -70,7 +71,8 @@ TOPIC_RESOURCE: Final = 2
 """DescribeConfigs' resource type of a topic."""
 MIN_LOG_DIRS_VERSION, MAX_LOG_DIRS_VERSION = 1, 4
 """Kafka 4 refuses DescribeLogDirs v0; v4 adds the volume's total and usable bytes."""
-UNKNOWN_BYTES: Final = -1
+PASSING: Final = (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE)
+"""Metadata's errors of a topic going or coming while the cluster is read: left out."""
 
 
 class ClusterStateError(RackwiseError):
@@ -236,7 +238,7 @@ class _Reader:
         response = await self.send("Metadata", None, ApiKey.METADATA, values, min_version=1)
         for topic in response.topics:
             code = int(topic.error_code)
-            if code not in (NONE, UNKNOWN_TOPIC_OR_PARTITION) and not topic.partitions:
+            if code not in (NONE, *PASSING) and not topic.partitions:
                 raise self.fail("Metadata", f"topic {topic.name}: {error_name(code)}")
         return response
 
