@@ -134,9 +134,11 @@ class Connections:
             raise _network_error(e) from None
 
     async def close(self) -> None:
-        for connection in self._open.values():
+        """Close every connection opened, including one a request still running opens while
+        this waits on another's close."""
+        while self._open:
+            _, connection = self._open.popitem()
             await connection.close()
-        self._open.clear()
 
 
 def _network_error(error: NetworkException) -> GroupsError:
