@@ -41,6 +41,15 @@ SUBCOMMANDS = {
         "rackwise.cli.metadata_quorum",
         "describe the controller quorum (kafka-metadata-quorum)",
     ),
+    "get-offsets": ("rackwise.cli.get_offsets", "print partitions' offsets (kafka-get-offsets)"),
+    "delete-records": (
+        "rackwise.cli.delete_records",
+        "delete partitions' records below an offset (kafka-delete-records)",
+    ),
+    "leader-election": (
+        "rackwise.cli.leader_election",
+        "elect preferred or unclean leaders (kafka-leader-election)",
+    ),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",

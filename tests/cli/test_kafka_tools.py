@@ -1,0 +1,142 @@
+"""Kafka's daily tools run as a person runs them, against one real cluster for the module:
+get-offsets, delete-records, leader-election, the console producer and consumer, dump-log over
+the broker's own segment files, and ``--command-config`` on each; lines and exit statuses as
+Kafka's tools print them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.command_line import rackwise, running_cluster
+
+TOPIC = "orders"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A one-broker cluster with ``orders`` (3 partitions) holding 10 records in each."""
+    from kafka import KafkaProducer
+
+    directory = tmp_path_factory.mktemp("tools")
+    with running_cluster(directory, "--brokers", "1") as servers:
+        created = rackwise(
+            "topics", "--bootstrap-server", servers, "--create", "--topic", TOPIC,
+            "--partitions", "3", "--replication-factor", "1",
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        producer = KafkaProducer(bootstrap_servers=servers)
+        for i in range(30):
+            producer.send(TOPIC, key=b"k%d" % i, value=b"v%d" % i, partition=i % 3)
+        producer.flush()
+        producer.close()
+        yield servers, directory
+
+
+def test_get_offsets_prints_kafkas_lines(cluster: tuple[str, Path]) -> None:
+    servers, _ = cluster
+    latest = rackwise("get-offsets", "--bootstrap-server", servers, "--topic", TOPIC)
+    assert (latest.returncode, latest.stdout) == (0, "orders:0:10\norders:1:10\norders:2:10\n")
+    some = rackwise(
+        "get-offsets", "--bootstrap-server", servers, "--topic-partitions", "ord.*:1-",
+        "--time", "earliest",
+    )  # fmt: skip
+    assert (some.returncode, some.stdout) == (0, "orders:1:0\norders:2:0\n")
+    none = rackwise("get-offsets", "--bootstrap-server", servers, "--topic", "nothing")
+    assert (none.returncode, none.stdout) == (1, "")
+    assert none.stderr == (
+        "Error occurred: Could not match any topic-partitions with the specified filters\n"
+    )
+
+
+def test_command_config_is_read_by_every_tool(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    servers, _ = cluster
+    good, bad = tmp_path / "good.properties", tmp_path / "bad.properties"
+    good.write_text("client.id=ops\nrequest.timeout.ms=5000\n")
+    bad.write_text("security.protocol=SSL\n")
+    offsets = rackwise(
+        "get-offsets", "--bootstrap-server", servers, "--topic", TOPIC, "--partitions", "0",
+        "--command-config", str(good),
+    )  # fmt: skip
+    assert (offsets.returncode, offsets.stdout) == (0, "orders:0:10\n")
+    extra = {
+        "get-offsets": [],
+        "delete-records": ["--offset-json-file", str(good)],
+        "leader-election": ["--election-type", "preferred", "--all-topic-partitions"],
+    }
+    for tool, arguments in extra.items():
+        refused = rackwise(
+            tool, "--bootstrap-server", servers, "--command-config", str(bad), *arguments
+        )
+        assert refused.returncode == 1, tool
+        assert f"--command-config {bad}: not served: security.protocol=SSL (rackwise {tool} " in (
+            refused.stderr
+        ), refused.stderr
+
+
+def test_delete_records_prints_kafkas_lines(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    servers, _ = cluster
+    plan = tmp_path / "offsets.json"
+    partitions = [
+        {"topic": TOPIC, "partition": 2, "offset": 4},
+        {"topic": "missing", "partition": 0, "offset": 1},
+    ]
+    plan.write_text(json.dumps({"partitions": partitions, "version": 1}))
+    deleted = rackwise(
+        "delete-records", "--bootstrap-server", servers, "--offset-json-file", str(plan)
+    )
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.splitlines() == [
+        "Executing records delete operation",
+        "Records delete operation completed:",
+        "partition: orders-2\tlow_watermark: 4",
+        "partition: missing-0\terror: org.apache.kafka.common.errors."
+        "UnknownTopicOrPartitionException: This server does not host this topic-partition.",
+    ]
+    earliest = rackwise(
+        "get-offsets", "--bootstrap-server", servers, "--topic", TOPIC, "--partitions", "2",
+        "--time", "-2",
+    )  # fmt: skip
+    assert earliest.stdout == "orders:2:4\n"
+    plan.write_text('{"partitions": [{"topic": "t", "partition": 0, "offset": 1}] * 2}')
+    refused = rackwise(
+        "delete-records", "--bootstrap-server", servers, "--offset-json-file", str(plan)
+    )
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "error: The input string is not a valid JSON\n",
+    )
+
+
+def test_leader_election_prints_kafkas_lines(cluster: tuple[str, Path]) -> None:
+    servers, _ = cluster
+    elected = rackwise(
+        "leader-election", "--bootstrap-server", servers, "--election-type", "preferred",
+        "--topic", TOPIC, "--partition", "0",
+    )  # fmt: skip
+    assert (elected.returncode, elected.stdout) == (
+        0,
+        "Valid replica already elected for partitions orders-0\n",
+    )
+    failed = rackwise(
+        "leader-election", "--bootstrap-server", servers, "--election-type", "UNCLEAN",
+        "--topic", TOPIC, "--partition", "9",
+    )  # fmt: skip
+    assert failed.returncode == 1
+    assert failed.stdout.startswith(
+        "Error completing leader election (UNCLEAN) for partition: orders-9: "
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+    )
+    assert failed.stderr == "error: 1 replica(s) could not be elected\n"
+    both = rackwise(
+        "leader-election", "--bootstrap-server", servers, "--election-type", "preferred",
+        "--topic", TOPIC, "--partition", "0", "--all-topic-partitions",
+    )  # fmt: skip
+    assert (both.returncode, both.stderr) == (
+        1,
+        "error: One and only one of the following options is required: topic, "
+        "all-topic-partitions, path-to-json-file\n",
+    )
