@@ -28,6 +28,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
             "--partitions", "3", "--replication-factor", "1",
         )  # fmt: skip
         assert created.returncode == 0, created.stderr
+        strict = rackwise(
+            "topics", "--bootstrap-server", servers, "--create", "--topic", "strict",
+            "--partitions", "1", "--replication-factor", "1", "--config", "min.insync.replicas=2",
+        )  # fmt: skip
+        assert strict.returncode == 0, strict.stderr
         producer = KafkaProducer(bootstrap_servers=servers)
         for i in range(30):
             producer.send(TOPIC, key=b"k%d" % i, value=b"v%d" % i, partition=i % 3)
@@ -139,4 +144,30 @@ def test_leader_election_prints_kafkas_lines(cluster: tuple[str, Path]) -> None:
         1,
         "error: One and only one of the following options is required: topic, "
         "all-topic-partitions, path-to-json-file\n",
+    )
+
+
+def test_topics_describe_reports_min_isr_and_overrides(cluster: tuple[str, Path]) -> None:
+    servers, _ = cluster
+
+    def describe(*flags: str) -> list[str]:
+        done = rackwise("topics", "--bootstrap-server", servers, "--describe", *flags)
+        assert done.returncode == 0, done.stderr
+        return [line.split("\tLeader")[0] for line in done.stdout.splitlines()]
+
+    assert describe("--under-min-isr-partitions") == ["\tTopic: strict\tPartition: 0"]
+    assert describe("--at-min-isr-partitions", "--topic", TOPIC) == [
+        f"\tTopic: {TOPIC}\tPartition: {p}" for p in range(3)
+    ]
+    [overridden] = describe("--topics-with-overrides")
+    assert overridden.startswith("Topic: strict\tTopicId: ")
+    assert overridden.endswith("\tConfigs: min.insync.replicas=2")
+    both = rackwise(
+        "topics", "--bootstrap-server", servers, "--describe", "--topics-with-overrides",
+        "--under-min-isr-partitions",
+    )  # fmt: skip
+    assert (both.returncode, both.stderr) == (
+        1,
+        'error: Option "[under-min-isr-partitions]" can\'t be used with option '
+        '"[topics-with-overrides]"\n',
     )

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from rackwise.cli._servers import bootstrap_addresses
 from rackwise.cli.errors import CommandError
-from rackwise.client.command_config import read_command_config, timeout_ms
 
 if TYPE_CHECKING:
     from rackwise.client.connections import Connections
@@ -39,6 +38,8 @@ def add_connection_options(parser: argparse.ArgumentParser, *, required: bool = 
 
 def command_config(args: argparse.Namespace, tool: str) -> dict[str, str]:
     """The ``--command-config`` file's properties, checked; empty without the flag."""
+    from rackwise.client.command_config import read_command_config  # noqa: PLC0415
+
     path = getattr(args, "command_config", None)
     return read_command_config(path, tool) if path else {}
 
@@ -53,6 +54,7 @@ async def admin_session(
 ) -> AsyncIterator[tuple[Connections, GroupsAdmin]]:
     """Connections to the cluster and the admin calls over them, for the block; a failure of
     the cluster becomes one :class:`CommandError` line with Kafka's exception."""
+    from rackwise.client.command_config import timeout_ms  # noqa: PLC0415
     from rackwise.client.connections import Connections  # noqa: PLC0415
     from rackwise.client.groups import GroupsAdmin, GroupsError  # noqa: PLC0415
 
