@@ -6,8 +6,11 @@ Kafka's tools print them."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,3 +174,66 @@ def test_topics_describe_reports_min_isr_and_overrides(cluster: tuple[str, Path]
         'error: Option "[under-min-isr-partitions]" can\'t be used with option '
         '"[topics-with-overrides]"\n',
     )
+
+
+def test_console_producer_and_consumer_round_trip_keys_and_headers(
+    cluster: tuple[str, Path],
+) -> None:
+    servers, _ = cluster
+    topic = "console"
+    created = rackwise(
+        "topics", "--bootstrap-server", servers, "--create", "--topic", topic,
+        "--partitions", "1", "--replication-factor", "1",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    sent = console_producer(
+        servers, topic, "h1:a,h2:b\tk1\tv1\n\tk2\tv2\n",
+        "--property", "parse.key=true", "--property", "parse.headers=true",
+        "--property", "headers.separator=,", "--property", "ignore.error=true",
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    read = rackwise(
+        "console-consumer", "--bootstrap-server", servers, "--topic", topic,
+        "--from-beginning", "--max-messages", "2", "--property", "print.key=true",
+        "--property", "print.headers=true", "--property", "print.offset=true",
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    assert read.stdout == "Offset:0\th1:a,h2:b\tk1\tv1\nOffset:1\t:null\tk2\tv2\n"
+    assert read.stderr.endswith("Processed a total of 2 messages\n")
+    one = rackwise(
+        "console-consumer", "--bootstrap-server", servers, "--topic", topic, "--partition",
+        "0", "--offset", "1", "--timeout-ms", "1500",
+    )  # fmt: skip
+    assert (one.returncode, one.stdout) == (0, "v2\n")
+    refused = console_producer(servers, topic, "k\tv\nnovalue\n", "--property", "parse.key=true")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "error: No key separator found on line number 2: 'novalue'\n",
+    )
+
+
+def test_console_consumer_refuses_as_kafka(cluster: tuple[str, Path]) -> None:
+    servers, _ = cluster
+    cases = {
+        ("--topic", "t", "--include", "t.*"): "Exactly one of --include/--topic is required.",
+        ("--topic", "t", "--offset", "3"): "The partition is required when offset is specified.",
+        ("--topic", "t", "--partition", "0", "--offset", "-3"): (
+            "The provided offset value '-3' is incorrect. Valid values are 'earliest', "
+            "'latest', or a non-negative long."
+        ),
+        ("--topic", "t", "--partition", "0", "--group", "g"): (
+            "Options group and partition cannot be specified together."
+        ),
+    }
+    for flags, message in cases.items():
+        done = rackwise("console-consumer", "--bootstrap-server", servers, *flags)
+        assert (done.returncode, done.stderr) == (1, f"error: {message}\n"), flags
+
+
+def console_producer(servers: str, topic: str, text: str, *flags: str) -> Any:
+    """``rackwise console-producer`` with ``text`` on its standard input."""
+    return subprocess.run(
+        [sys.executable, "-m", "rackwise", "console-producer", "--bootstrap-server", servers,
+         "--topic", topic, *flags],
+        input=text, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip

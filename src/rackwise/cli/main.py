@@ -50,6 +50,14 @@ SUBCOMMANDS = {
         "rackwise.cli.leader_election",
         "elect preferred or unclean leaders (kafka-leader-election)",
     ),
+    "console-producer": (
+        "rackwise.cli.console_producer",
+        "send lines of standard input as records (kafka-console-producer)",
+    ),
+    "console-consumer": (
+        "rackwise.cli.console_consumer",
+        "print a topic's records (kafka-console-consumer)",
+    ),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",
