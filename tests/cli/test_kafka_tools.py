@@ -237,3 +237,33 @@ def console_producer(servers: str, topic: str, text: str, *flags: str) -> Any:
          "--topic", topic, *flags],
         input=text, capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
+
+
+def test_dump_log_prints_a_brokers_segment_and_the_metadata_log(
+    cluster: tuple[str, Path],
+) -> None:
+    _, directory = cluster
+    [segment] = directory.glob(f"broker-*/data/{TOPIC}-1/00000000000000000000.log")
+    index = segment.with_suffix(".index")
+    dumped = rackwise("dump-log", "--files", f"{segment},{index}", "--print-data-log")
+    assert dumped.returncode == 0, dumped.stderr
+    lines = dumped.stdout.splitlines()
+    assert lines[:2] == [f"Dumping {segment}", "Log starting offset: 0"]
+    records = [line for line in lines if line.startswith("| offset: ")]
+    assert len(records) == 10
+    assert records[0].endswith(
+        " keySize: 2 valueSize: 2 sequence: 0 headerKeys: [] key: k1 payload: v1"
+    )
+    assert all(
+        " magic: 2 compresscodec: none " in line
+        for line in lines
+        if line.startswith("baseOffset: ")
+    )
+    assert f"Dumping {index}" in lines
+    [metadata] = directory.glob("controller-*/metadata/00000000000000000000.log")
+    decoded = rackwise("dump-log", "--files", str(metadata), "--cluster-metadata-decoder")
+    assert decoded.returncode == 0, decoded.stderr
+    assert "| offset: " in decoded.stdout
+    assert '"type":"TOPIC_RECORD","version":0,"data":{"name":"orders",' in decoded.stdout
+    unknown = rackwise("dump-log", "--files", str(directory / "cluster.json"))
+    assert unknown.stderr == f"Ignoring unknown file {directory / 'cluster.json'}\n"

@@ -58,6 +58,10 @@ SUBCOMMANDS = {
         "rackwise.cli.console_consumer",
         "print a topic's records (kafka-console-consumer)",
     ),
+    "dump-log": (
+        "rackwise.cli.dump_log",
+        "print segment files and indexes (kafka-dump-log)",
+    ),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",
