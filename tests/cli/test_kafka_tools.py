@@ -267,3 +267,31 @@ def test_dump_log_prints_a_brokers_segment_and_the_metadata_log(
     assert '"type":"TOPIC_RECORD","version":0,"data":{"name":"orders",' in decoded.stdout
     unknown = rackwise("dump-log", "--files", str(directory / "cluster.json"))
     assert unknown.stderr == f"Ignoring unknown file {directory / 'cluster.json'}\n"
+
+
+def test_metadata_quorum_asks_a_controller_and_perf_test_takes_bootstrap_server(
+    cluster: tuple[str, Path],
+) -> None:
+    servers, directory = cluster
+    nodes = json.loads((directory / "cluster.json").read_text())["nodes"]
+    [controller] = [f"{n['host']}:{n['port']}" for n in nodes if n["role"] == "controller"]
+    table = rackwise(
+        "metadata-quorum", "--bootstrap-controller", controller, "describe", "--replication"
+    )
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0].split() == [
+        "NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
+        "LastCaughtUpTimestamp", "Status",
+    ]  # fmt: skip
+    assert table.stdout.splitlines()[1].split()[-1] == "Leader"
+    status = rackwise(
+        "metadata-quorum", "--bootstrap-controller", controller, "describe", "--status"
+    )
+    assert status.returncode == 1
+    assert status.stderr.startswith(f"error: {controller} does not serve DescribeCluster")
+    perf = rackwise(
+        "producer-perf-test", "--bootstrap-server", servers, "--topic", TOPIC,
+        "--num-records", "20", "--record-size", "10", "--throughput", "-1",
+    )  # fmt: skip
+    assert perf.returncode == 0, perf.stderr
+    assert perf.stdout.startswith("20 records sent, ")
