@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from rackwise.cli.main import main
 from tests.command_line import rackwise, running_cluster
 
 TOPIC = "orders"
@@ -60,7 +61,9 @@ def test_get_offsets_prints_kafkas_lines(cluster: tuple[str, Path]) -> None:
     )
 
 
-def test_command_config_is_read_by_every_tool(cluster: tuple[str, Path], tmp_path: Path) -> None:
+def test_command_config_is_read_by_every_tool(
+    cluster: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     servers, _ = cluster
     good, bad = tmp_path / "good.properties", tmp_path / "bad.properties"
     good.write_text("client.id=ops\nrequest.timeout.ms=5000\n")
@@ -74,15 +77,25 @@ def test_command_config_is_read_by_every_tool(cluster: tuple[str, Path], tmp_pat
         "get-offsets": [],
         "delete-records": ["--offset-json-file", str(good)],
         "leader-election": ["--election-type", "preferred", "--all-topic-partitions"],
+        "topics": ["--list"],
+        "log-dirs": ["--describe"],
+        "placement": ["--partitions", "1", "--replication-factor", "1"],
+        "console-producer": ["--topic", TOPIC],
+        "console-consumer": ["--topic", TOPIC],
+        "configs": ["--entity-type", "topics", "--describe"],
+        "consumer-groups": ["--list"],
     }
-    for tool, arguments in extra.items():
-        refused = rackwise(
-            tool, "--bootstrap-server", servers, "--command-config", str(bad), *arguments
-        )
-        assert refused.returncode == 1, tool
+    for tool, arguments in extra.items():  # refused before connecting: run in process
+        code = main([tool, "--bootstrap-server", servers, "--command-config", str(bad), *arguments])
+        err = capsys.readouterr().err
+        assert code == 1, tool
         assert f"--command-config {bad}: not served: security.protocol=SSL (rackwise {tool} " in (
-            refused.stderr
-        ), refused.stderr
+            err
+        ), err
+    quorum = main(["metadata-quorum", "--bootstrap-server", servers, "--command-config", str(bad),
+                   "describe", "--status"])  # fmt: skip
+    assert quorum == 1
+    assert "(rackwise metadata-quorum connects over PLAINTEXT" in capsys.readouterr().err
 
 
 def test_delete_records_prints_kafkas_lines(cluster: tuple[str, Path], tmp_path: Path) -> None:

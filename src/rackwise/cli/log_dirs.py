@@ -59,6 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help='the brokers to query, "0,1,2" (default: every broker of the cluster)',
     )
     parser.add_argument(
+        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+    )
+    parser.add_argument(
         "--topic-list",
         default="",
         metavar="TOPICS",
@@ -86,7 +89,19 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--broker-list takes broker ids: {args.broker_list}") from None
     topics = frozenset(_split(args.topic_list))
     addresses = _addresses(args.bootstrap_server)
-    return asyncio.run(describe(addresses, brokers, topics, args.format, sys.stdout, sys.stderr))
+    if args.command_config:
+        from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
+
+        config = read_command_config(args.command_config, "log-dirs")
+        settings = (config.get("client.id", calls.CLIENT_ID), timeout_ms(config, 30_000) / 1000)
+    else:
+        settings = (calls.CLIENT_ID, calls.TIMEOUT_S)
+
+    async def main() -> int:
+        calls.use_client_settings(*settings)
+        return await describe(addresses, brokers, topics, args.format, sys.stdout, sys.stderr)
+
+    return asyncio.run(main())
 
 
 def _addresses(bootstrap: str) -> list[tuple[str, int]]:
