@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from rackwise.client.partition_tools import (
+from rackwise.client.partition_args import (
     PartitionFilter,
     ToolError,
-    election_lines,
     parse_election_json,
     parse_offset_json,
     parse_time,
 )
+from rackwise.client.partition_tools import election_lines
 from rackwise.common import TopicPartition as T
 
 

@@ -34,10 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rackwise.client.partition_tools import (  # noqa: PLC0415
-        delete_records,
-        parse_offset_json,
-    )
+    from rackwise.client.partition_args import parse_offset_json  # noqa: PLC0415
 
     missing = [
         f'"[{flag}]"'
@@ -53,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     offsets = parse_offset_json(Path(args.offset_json_file).read_text(encoding="utf-8"))
 
     async def delete() -> list[str]:
+        from rackwise.client.partition_tools import delete_records  # noqa: PLC0415
+
         async with admin_session(args, config, client_id=CLIENT_ID) as (connections, admin):
             print("Executing records delete operation", flush=True)
             lines = await delete_records(connections, admin, offsets, TIMEOUT_MS)

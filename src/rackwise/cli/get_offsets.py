@@ -46,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rackwise.client.partition_tools import ToolError  # noqa: PLC0415
+    from rackwise.client.partition_args import ToolError  # noqa: PLC0415
 
     try:
         lines = _offsets(args)
@@ -59,10 +59,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _offsets(args: argparse.Namespace) -> list[str]:
-    from rackwise.client.partition_tools import (  # noqa: PLC0415
+    from rackwise.client.partition_args import (  # noqa: PLC0415
         PartitionFilter,
         ToolError,
-        get_offsets,
         parse_time,
     )
 
@@ -78,6 +77,8 @@ def _offsets(args: argparse.Namespace) -> list[str]:
         selected = PartitionFilter.of_topic(args.topic, args.partitions)
 
     async def ask() -> list[str]:
+        from rackwise.client.partition_tools import get_offsets  # noqa: PLC0415
+
         async with admin_session(args, config, client_id=CLIENT_ID) as (_, admin):
             return await get_offsets(
                 admin, selected, timestamp, exclude_internal=args.exclude_internal_topics

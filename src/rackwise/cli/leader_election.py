@@ -91,7 +91,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rackwise.client.partition_tools import elect_leaders, parse_election_json  # noqa: PLC0415
+    from rackwise.client.partition_args import parse_election_json  # noqa: PLC0415
     from rackwise.common import TopicPartition  # noqa: PLC0415
 
     _check(args)
@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         partitions = [TopicPartition(args.topic, args.partition)]
 
     async def elect() -> tuple[list[str], int]:
+        from rackwise.client.partition_tools import elect_leaders  # noqa: PLC0415
+
         async with admin_session(args, config, client_id=CLIENT_ID) as (connections, _):
             return await elect_leaders(connections, args.election_type, partitions, TIMEOUT_MS)
 

@@ -30,11 +30,13 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rackwise.cli.errors import CommandError
-from rackwise.client import log_dirs as calls
 from rackwise.formats.log_dirs import QUERYING_LINE, RECEIVED_PREFIX, format_log_dirs
+
+if TYPE_CHECKING:  # the client loads the wire protocol: imported when the command runs
+    pass
 
 KAFKA_FORMAT: Final = "kafka"
 KIP113_FORMAT: Final = "kip113"
@@ -89,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--broker-list takes broker ids: {args.broker_list}") from None
     topics = frozenset(_split(args.topic_list))
     addresses = _addresses(args.bootstrap_server)
+    from rackwise.client import log_dirs as calls  # noqa: PLC0415
+
     if args.command_config:
         from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
 
@@ -126,6 +130,8 @@ async def describe(
 ) -> int:
     """The command: ``out`` gets the progress lines and the JSON, ``err`` the error for an
     unknown broker; the exit status."""
+    from rackwise.client import log_dirs as calls  # noqa: PLC0415
+
     cluster = await calls.live_brokers(addresses)
     missing = calls.missing_brokers(brokers, cluster)
     if missing:
