@@ -14,7 +14,7 @@ LIGHT_COMMANDS = (
     "topics", "configs", "placement", "log-dirs", "consumer-groups", "metadata-quorum",
     "get-offsets", "delete-records", "leader-election", "console-producer", "console-consumer",
     "dump-log", "producer-perf-test", "consumer-perf-test", "cluster", "metadata", "broker",
-    "controller", "pipeline",
+    "controller", "pipeline", "place",
 )  # fmt: skip
 
 
