@@ -113,9 +113,10 @@ def test_delete_records_prints_kafkas_lines(cluster: tuple[str, Path], tmp_path:
     assert deleted.stdout.splitlines() == [
         "Executing records delete operation",
         "Records delete operation completed:",
-        "partition: orders-2\tlow_watermark: 4",
+        # In the order of Kafka's HashMap of partitions.
         "partition: missing-0\terror: org.apache.kafka.common.errors."
         "UnknownTopicOrPartitionException: This server does not host this topic-partition.",
+        "partition: orders-2\tlow_watermark: 4",
     ]
     earliest = rackwise(
         "get-offsets", "--bootstrap-server", servers, "--topic", TOPIC, "--partitions", "2",

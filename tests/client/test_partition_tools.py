@@ -12,7 +12,7 @@ from rackwise.client.partition_args import (
     parse_offset_json,
     parse_time,
 )
-from rackwise.client.partition_tools import election_lines
+from rackwise.client.partition_tools import election_lines, hash_order, topic_partition_hash
 from rackwise.common import TopicPartition as T
 
 
@@ -90,10 +90,19 @@ def test_election_lines_are_kafkas() -> None:
     }
     lines, failed = election_lines("PREFERRED", results)
     assert lines == [
-        "Successfully completed leader election (PREFERRED) for partitions t-0, t-1",
+        "Successfully completed leader election (PREFERRED) for partitions t-1, t-0",
         "Valid replica already elected for partitions t-2",
         "Error completing leader election (PREFERRED) for partition: t-3: "
         "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred "
         "leader was not available.",
     ]
     assert failed == 1
+
+
+def test_partitions_come_in_the_order_of_javas_hash_sets() -> None:
+    # TopicPartition.hashCode() = 31 * (31 + partition) + topic.hashCode(): "foo" is 101574.
+    assert topic_partition_hash(T("foo", 0)) == 102535
+    # "t" hashes to 116: t-p lands in bucket (1077 + 31 p) & 15 of a 16-bucket table.
+    assert [tp.partition for tp in hash_order([T("t", p) for p in range(12)])] == [
+        5, 4, 3, 2, 1, 0, 11, 10, 9, 8, 7, 6,
+    ]  # fmt: skip

@@ -6,8 +6,10 @@
 
 Constraints
     * Lines and messages are Kafka's: ``topic:partition:offset`` sorted as Kafka sorts
-      ``TopicPartition.toString()`` (``t-10`` before ``t-2``); ``partition: t-0\\tlow_watermark:
-      5``; ``Successfully completed leader election (PREFERRED) for partitions t-0, t-1``.
+      ``TopicPartition.toString()`` (``t-10`` before ``t-2``); the partitions of the other
+      two tools in the order Java's hash maps and sets of ``TopicPartition`` iterate;
+      ``partition: t-0\\tlow_watermark: 5``; ``Successfully completed leader election
+      (PREFERRED) for partitions t-0, t-1``.
     * A bad argument or input file is refused by :mod:`rackwise.client.partition_args`
       (:class:`ToolError`, Kafka's message) before this module is loaded.
     * DeleteRecords goes to each partition's leader, ElectLeaders to any broker (which
@@ -34,7 +36,23 @@ from rackwise.client.partition_args import (
 from rackwise.common import TopicPartition
 from rackwise.common.error_codes import ELECTION_NOT_NEEDED, NONE
 from rackwise.common.error_table import describe
+from rackwise.common.java import java_hashmap_order, java_string_hash
 from rackwise.protocol import ApiKey
+
+
+def _int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def topic_partition_hash(tp: TopicPartition) -> int:
+    """Java's ``TopicPartition.hashCode()``."""
+    return _int32(31 * (31 + tp.partition) + java_string_hash(tp.topic))
+
+
+def hash_order(partitions: Sequence[TopicPartition], *, initial: int = 16) -> list[TopicPartition]:
+    """The order a Java ``HashMap``/``HashSet`` of ``partitions`` iterates, as Kafka's tools
+    print their maps and sets of partitions."""
+    return java_hashmap_order(partitions, topic_partition_hash, exact=False, initial=initial)
 
 
 def java_text(code: int, message: str | None = None) -> str:
@@ -96,7 +114,11 @@ async def delete_records(
         lines.update(
             await _delete(transport, cluster.brokers[leader], partitions, offsets, timeout_ms)
         )
-    return [lines[tp] for tp in offsets]
+    # The admin client's result map is a HashMap copied from one sized for the partitions.
+    ordered = hash_order(
+        hash_order(list(offsets), initial=len(offsets)), initial=int(len(offsets) / 0.75 + 1)
+    )
+    return [lines[tp] for tp in ordered]
 
 
 async def _delete(
@@ -179,9 +201,12 @@ def election_lines(
 ) -> tuple[list[str], int]:
     """Kafka's lines: the partitions elected, those that needed no election, then one line
     per failure; and the number failed. A result is None or (error code, message)."""
-    succeeded = [str(tp) for tp, e in results.items() if e is None]
-    noop = [str(tp) for tp, e in results.items() if e is not None and e[0] == ELECTION_NOT_NEEDED]
-    failed = {tp: e for tp, e in results.items() if e is not None and e[0] != ELECTION_NOT_NEEDED}
+    order = hash_order(list(results))
+    succeeded = [str(tp) for tp in order if results[tp] is None]
+    noop = [str(tp) for tp in order if (results[tp] or (0,))[0] == ELECTION_NOT_NEEDED]
+    failed = {
+        tp: e for tp in order if (e := results[tp]) is not None and e[0] != ELECTION_NOT_NEEDED
+    }
     lines = []
     if succeeded:
         lines.append(
