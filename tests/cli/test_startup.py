@@ -18,12 +18,12 @@ LIGHT_COMMANDS = (
 )  # fmt: skip
 
 
-def _loaded(arguments: list[str]) -> list[str]:
+def _loaded(arguments: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
     code = (
         "import sys, rackwise.cli.main as m\n"
         f"try:\n    m.main({arguments!r})\nexcept SystemExit:\n    pass\n"
         f"print(sorted({{n.split('.')[0] if not n.startswith('rackwise') else n for n in "
-        f"sys.modules if n.startswith({HEAVY!r})}}))"
+        f"sys.modules if n.startswith({heavy!r})}}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -36,8 +36,14 @@ def test_help_loads_no_heavy_module(command: str) -> None:
 
 
 def test_a_refusal_loads_no_heavy_module() -> None:
-    assert _loaded(["get-offsets", "--bootstrap-server", "x:1", "--time", "soon"]) == []
-    assert _loaded(["console-consumer", "--bootstrap-server", "x:1", "--offset", "3"]) == []
+    with_asyncio = (*HEAVY, "asyncio")
+    for refused in (
+        ["get-offsets", "--bootstrap-server", "x:1", "--time", "soon"],
+        ["delete-records", "--bootstrap-server", "x:1"],
+        ["leader-election", "--bootstrap-server", "x:1", "--election-type", "preferred"],
+        ["console-consumer", "--bootstrap-server", "x:1", "--offset", "3"],
+    ):
+        assert _loaded(refused, with_asyncio) == [], refused
 
 
 def test_the_defaults_spelled_out_are_the_tools() -> None:

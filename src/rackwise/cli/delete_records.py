@@ -12,7 +12,6 @@ The file is Kafka's: ``{"partitions": [{"topic": "orders", "partition": 0, "offs
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from rackwise.cli._admin import add_connection_options, admin_session, command_config
@@ -57,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             lines = await delete_records(connections, admin, offsets, TIMEOUT_MS)
             print("Records delete operation completed:")
             return lines
+
+    import asyncio  # noqa: PLC0415 - only once the arguments are checked
 
     for line in asyncio.run(delete()):
         print(line)

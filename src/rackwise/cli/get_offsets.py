@@ -16,7 +16,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from rackwise.cli._admin import add_connection_options, admin_session, command_config
@@ -83,5 +82,7 @@ def _offsets(args: argparse.Namespace) -> list[str]:
             return await get_offsets(
                 admin, selected, timestamp, exclude_internal=args.exclude_internal_topics
             )
+
+    import asyncio  # noqa: PLC0415 - only once the arguments are checked
 
     return asyncio.run(ask())

@@ -13,7 +13,6 @@ ends with ``N replica(s) could not be elected`` and exit status 1.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -111,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
         async with admin_session(args, config, client_id=CLIENT_ID) as (connections, _):
             return await elect_leaders(connections, args.election_type, partitions, TIMEOUT_MS)
+
+    import asyncio  # noqa: PLC0415 - only once the arguments are checked
 
     lines, failed = asyncio.run(elect())
     for line in lines:
