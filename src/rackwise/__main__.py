@@ -1,4 +1,4 @@
-"""``python -m rackwise``: the same as the ``rackwise`` command."""
+"""``python -m rackwise``: the command line, as the ``rackwise`` entry point runs it."""
 
 from rackwise.cli.main import main
 

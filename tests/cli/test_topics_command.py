@@ -47,6 +47,9 @@ def _args(**given: object) -> argparse.Namespace:
         "exclude_internal": False,
         "under_replicated_partitions": False,
         "unavailable_partitions": False,
+        "under_min_isr_partitions": False,
+        "at_min_isr_partitions": False,
+        "topics_with_overrides": False,
     }
     values.update({a: False for a in ("create", "list", "alter", "describe", "delete")})
     values.update(given)

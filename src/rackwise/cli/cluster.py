@@ -8,19 +8,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from rackwise.cli._table import render
 from rackwise.cli.broker import add_override_arguments
-from rackwise.cluster.local import (
-    DEFAULT_DIR,
-    DEFAULT_START_TIMEOUT_S,
-    DEFAULT_STOP_GRACE_S,
-    down,
-    up,
-)
-from rackwise.cluster.plan import NodeState, cluster_document, parse_racks
-from rackwise.cluster.processes import Interrupted
-from rackwise.node.properties_file import parse_overrides
+
+if TYPE_CHECKING:  # the cluster tool loads the admin client: imported when the command runs
+    from rackwise.cluster.plan import NodeState
+
+DEFAULT_DIR: Final = "rackwise-cluster"
+DEFAULT_START_TIMEOUT_S: Final = 60.0
+DEFAULT_STOP_GRACE_S: Final = 10.0
+"""``rackwise.cluster.local``'s defaults, spelled out here so that ``--help`` need not load
+the cluster tool (a test keeps them equal)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +97,11 @@ def _progress(ready: int, total: int) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    from rackwise.cluster.local import up  # noqa: PLC0415
+    from rackwise.cluster.plan import cluster_document, parse_racks  # noqa: PLC0415
+    from rackwise.cluster.processes import Interrupted  # noqa: PLC0415
+    from rackwise.node.properties_file import parse_overrides  # noqa: PLC0415
+
     overrides = parse_overrides(args.override, args.non_options)
     try:
         states = up(
@@ -123,6 +128,8 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
+    from rackwise.cluster.local import down  # noqa: PLC0415
+
     states = down(Path(args.dir), grace_s=args.grace)
     # In the order they were stopped: the brokers, then the controller.
     for state in sorted(states, key=lambda s: s.spec.role == "controller"):

@@ -58,6 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--consumer.config",
+        "--command-config",
         dest="consumer_config",
         type=Path,
         metavar="CONFIG-FILE",

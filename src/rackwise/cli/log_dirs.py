@@ -30,11 +30,13 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rackwise.cli.errors import CommandError
-from rackwise.client import log_dirs as calls
 from rackwise.formats.log_dirs import QUERYING_LINE, RECEIVED_PREFIX, format_log_dirs
+
+if TYPE_CHECKING:  # the client loads the wire protocol: imported when the command runs
+    pass
 
 KAFKA_FORMAT: Final = "kafka"
 KIP113_FORMAT: Final = "kip113"
@@ -57,6 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="IDS",
         help='the brokers to query, "0,1,2" (default: every broker of the cluster)',
+    )
+    parser.add_argument(
+        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
     )
     parser.add_argument(
         "--topic-list",
@@ -86,7 +91,21 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--broker-list takes broker ids: {args.broker_list}") from None
     topics = frozenset(_split(args.topic_list))
     addresses = _addresses(args.bootstrap_server)
-    return asyncio.run(describe(addresses, brokers, topics, args.format, sys.stdout, sys.stderr))
+    from rackwise.client import log_dirs as calls  # noqa: PLC0415
+
+    if args.command_config:
+        from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
+
+        config = read_command_config(args.command_config, "log-dirs")
+        settings = (config.get("client.id", calls.CLIENT_ID), timeout_ms(config, 30_000) / 1000)
+    else:
+        settings = (calls.CLIENT_ID, calls.TIMEOUT_S)
+
+    async def main() -> int:
+        calls.use_client_settings(*settings)
+        return await describe(addresses, brokers, topics, args.format, sys.stdout, sys.stderr)
+
+    return asyncio.run(main())
 
 
 def _addresses(bootstrap: str) -> list[tuple[str, int]]:
@@ -111,6 +130,8 @@ async def describe(
 ) -> int:
     """The command: ``out`` gets the progress lines and the JSON, ``err`` the error for an
     unknown broker; the exit status."""
+    from rackwise.client import log_dirs as calls  # noqa: PLC0415
+
     cluster = await calls.live_brokers(addresses)
     missing = calls.missing_brokers(brokers, cluster)
     if missing:

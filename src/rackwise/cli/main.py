@@ -45,6 +45,27 @@ SUBCOMMANDS = {
         "rackwise.cli.metadata_quorum",
         "describe the controller quorum (kafka-metadata-quorum)",
     ),
+    "get-offsets": ("rackwise.cli.get_offsets", "print partitions' offsets (kafka-get-offsets)"),
+    "delete-records": (
+        "rackwise.cli.delete_records",
+        "delete partitions' records below an offset (kafka-delete-records)",
+    ),
+    "leader-election": (
+        "rackwise.cli.leader_election",
+        "elect preferred or unclean leaders (kafka-leader-election)",
+    ),
+    "console-producer": (
+        "rackwise.cli.console_producer",
+        "send lines of standard input as records (kafka-console-producer)",
+    ),
+    "console-consumer": (
+        "rackwise.cli.console_consumer",
+        "print a topic's records (kafka-console-consumer)",
+    ),
+    "dump-log": (
+        "rackwise.cli.dump_log",
+        "print segment files and indexes (kafka-dump-log)",
+    ),
     "producer-perf-test": (
         "rackwise.cli.producer_perf",
         "measure producer throughput and latency (kafka-producer-perf-test.sh)",
@@ -128,17 +149,25 @@ def build_parser() -> tuple[Parser, dict[str, Parser]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, subparsers = build_parser()
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    name = next((a for a in args_list if not a.startswith("-")), None)
-    if name in SUBCOMMANDS:
-        try:
+    try:
+        parser, subparsers = build_parser()
+        args_list = list(sys.argv[1:] if argv is None else argv)
+        name = next((a for a in args_list if not a.startswith("-")), None)
+        if name in SUBCOMMANDS:
             module = importlib.import_module(SUBCOMMANDS[name][0])
-        except KeyboardInterrupt:  # Ctrl-C while a command's modules load (seconds under load)
-            print("error: interrupted", file=sys.stderr)
-            return 130
-        module.configure(subparsers[name])
-    args, extras = parser.parse_known_args(args_list)
+            module.configure(subparsers[name])
+    except KeyboardInterrupt:  # Ctrl-C before the command starts (while its modules load)
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return _run(parser, args_list)
+
+
+def _run(parser: Parser, args_list: list[str]) -> int:
+    try:
+        args, extras = parser.parse_known_args(args_list)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
     if extras:
         owner: Parser = getattr(args, PARSER_ATTRIBUTE, parser)
         owner.error(owner.describe_unknown(extras))

@@ -14,15 +14,13 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rackwise.cli._table import render
 from rackwise.cli.errors import CommandError
-from rackwise.image.tables import image_tables
-from rackwise.metalog import FileMetadataLog, LoadedImage, MetadataLog, load_image
-from rackwise.metalog.export import record_rows, write_parquet
-from rackwise.metalog.segment import parse_segment_name, segment_name
-from rackwise.metalog.snapshots import SNAPSHOT_SUFFIX, parse_snapshot_name
+
+if TYPE_CHECKING:  # the metadata log loads the records' codecs: imported when the command runs
+    from rackwise.metalog import LoadedImage, MetadataLog
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run_dump(args: argparse.Namespace) -> int:
+    from rackwise.metalog import FileMetadataLog, load_image  # noqa: PLC0415
+    from rackwise.metalog.export import write_parquet  # noqa: PLC0415
+
     if args.format == "parquet" and args.out is None:
         raise CommandError("--format parquet writes a directory of tables: give it --out PATH")
     check_log_directory(Path(args.dir))
@@ -76,6 +77,9 @@ def run_dump(args: argparse.Namespace) -> int:
 def check_log_directory(directory: Path) -> None:
     """Refuse a directory that holds no metadata log (no segment, no snapshot), such as a
     cluster's or a node's directory instead of its ``metadata/``, naming the logs below it."""
+    from rackwise.metalog.segment import segment_name  # noqa: PLC0415
+    from rackwise.metalog.snapshots import SNAPSHOT_SUFFIX  # noqa: PLC0415
+
     if not directory.is_dir() or _holds_log(directory):
         return  # opening the log says that a missing directory does not exist
     below = sorted(
@@ -91,6 +95,9 @@ def check_log_directory(directory: Path) -> None:
 
 
 def _holds_log(directory: Path) -> bool:
+    from rackwise.metalog.segment import parse_segment_name  # noqa: PLC0415
+    from rackwise.metalog.snapshots import parse_snapshot_name  # noqa: PLC0415
+
     return any(
         parse_segment_name(p.name) is not None or parse_snapshot_name(p.name) is not None
         for p in directory.iterdir()
@@ -124,6 +131,9 @@ def _summary(log: MetadataLog, loaded: LoadedImage) -> dict[str, Any]:
 
 def _write_json(out: TextIO, section: str, log: MetadataLog, loaded: LoadedImage) -> None:
     """One JSON document, written as it is produced (a million records need not be held)."""
+    from rackwise.image.tables import image_tables  # noqa: PLC0415
+    from rackwise.metalog.export import record_rows  # noqa: PLC0415
+
     out.write('{\n  "log": ' + json.dumps(_summary(log, loaded)))
     if section in ("all", "records"):
         out.write(',\n  "records": ')
@@ -148,6 +158,9 @@ def _write_array(out: TextIO, rows: Iterable[Any], indent: str) -> None:
 
 
 def _write_tables(out: TextIO, section: str, log: MetadataLog, loaded: LoadedImage) -> None:
+    from rackwise.image.tables import image_tables  # noqa: PLC0415
+    from rackwise.metalog.export import record_rows  # noqa: PLC0415
+
     summary = _summary(log, loaded)
     snapshot = summary["snapshot"]
     out.write(

@@ -1,8 +1,10 @@
 """``rackwise metadata-quorum --bootstrap-server HOST:PORT describe --status | --replication``:
 the controller quorum as ``kafka-metadata-quorum.sh`` prints it (Kafka's
 ``MetadataQuorumCommand``): DescribeQuorum (api 55), which a broker forwards to the active
-controller, and DescribeCluster for the cluster id. The requests and the text are
-:mod:`rackwise.client.quorum`'s; this module reads the arguments and prints."""
+controller, and DescribeCluster for the cluster id. ``--bootstrap-controller`` asks a
+controller directly; a rackwise controller does not serve DescribeCluster, so ``--status``
+(which prints the cluster id) is refused there, naming the address. The requests and the text
+are :mod:`rackwise.client.quorum`'s; this module reads the arguments and prints."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ import time
 
 from rackwise.cli._servers import check_bootstrap_servers
 from rackwise.cli.errors import CommandError
-from rackwise.client.quorum import describe_quorum, replication_table, status_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    servers = parser.add_mutually_exclusive_group()
+    servers.add_argument("--bootstrap-server", metavar="HOST:PORT", help="a broker to ask")
+    servers.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="a controller to ask")
     parser.add_argument(
-        "--bootstrap-server", required=True, metavar="HOST:PORT", help="a broker to ask"
+        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
@@ -52,9 +56,28 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.status and args.human_readable:
         raise CommandError("The option --human-readable is only supported along with --replication")
-    servers = check_bootstrap_servers(args.bootstrap_server)
-    cluster_id, info = asyncio.run(describe_quorum(servers))
+    if not (args.bootstrap_server or args.bootstrap_controller):
+        raise CommandError("One of --bootstrap-server or --bootstrap-controller must be specified")
+    from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
+    from rackwise.client.quorum import (  # noqa: PLC0415
+        describe_quorum,
+        replication_table,
+        status_text,
+    )
+
+    config = (
+        read_command_config(args.command_config, "metadata-quorum") if args.command_config else {}
+    )
+    servers = check_bootstrap_servers(args.bootstrap_server or args.bootstrap_controller)
+    cluster_id, info = asyncio.run(
+        describe_quorum(
+            servers,
+            cluster_id=bool(args.status),
+            timeout_s=timeout_ms(config, 10_000) / 1000,
+        )
+    )
     if args.status:
+        assert cluster_id is not None  # asked for
         print(status_text(cluster_id, info))
     else:
         print(replication_table(info, args.human_readable, time.time_ns() // 1_000_000))

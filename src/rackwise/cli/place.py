@@ -8,7 +8,7 @@ import json
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rackwise.cli._table import render
 from rackwise.cli.errors import CommandError
@@ -20,8 +20,9 @@ from rackwise.formats.reassignment import (
     format_reassignment,
     parse_reassignment,
 )
-from rackwise.placement import BrokerInfo, ClusterView, PlacementSpec, create_placer
-from rackwise.topology import RackTree, as_rack_path, node_loads
+
+if TYPE_CHECKING:  # placement loads numpy: imported when the command runs
+    from rackwise.placement import BrokerInfo, PlacementSpec
 
 T = TypeVar("T")
 
@@ -55,6 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rackwise.placement import BrokerInfo, ClusterView, create_placer  # noqa: PLC0415
+
     if args.json and not args.summary:
         raise CommandError("--json prints the --summary table as JSON: give --summary too")
     entries = _read(args.brokers, "--brokers", parse_broker_list)
@@ -107,6 +110,8 @@ def _read_existing(path: str | None, topic: str | None) -> Reassignment:
 def _spec(args: argparse.Namespace, topic: str, existing: Reassignment) -> PlacementSpec:
     """What to place. With ``--existing``, ``--partitions`` is the topic's new partition count:
     the partitions beyond today's are placed, or all of them when the replication factor grows."""
+    from rackwise.placement import PlacementSpec  # noqa: PLC0415
+
     mine = [e for e in existing.partitions if e.topic == topic]
     if not mine:
         start = args.start_partition if args.start_partition is not None else 0
@@ -151,6 +156,8 @@ def _broker_ids(text: str | None) -> list[int] | None:
 
 
 def _summary(brokers: list[BrokerInfo], placed: list[list[int]], *, as_json: bool) -> str:
+    from rackwise.topology import RackTree, as_rack_path, node_loads  # noqa: PLC0415
+
     tree = RackTree.build([(b.id, as_rack_path(b.rack), b.fenced) for b in brokers])
     loads = node_loads(tree, placed)
     if as_json:

@@ -19,6 +19,9 @@ from rackwise.formats.reassignment import (
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT", help="a broker")
+    parser.add_argument(
+        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+    )
     parser.add_argument("--partitions", required=True, type=int, metavar="N")
     parser.add_argument("--replication-factor", required=True, type=int, metavar="R")
     parser.add_argument(
@@ -71,9 +74,16 @@ def run(args: argparse.Namespace) -> int:
         )
     broker_ids = parse_broker_ids(args.broker_ids)
     check_bootstrap_servers(args.bootstrap_server)
+    from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
+
+    config = read_command_config(args.command_config, "placement") if args.command_config else {}
     from rackwise.client.admin import Admin  # noqa: PLC0415 - loads the wire protocol
 
-    with Admin(args.bootstrap_server, timeout_ms=args.timeout_ms) as admin:
+    with Admin(
+        args.bootstrap_server,
+        timeout_ms=timeout_ms(config, args.timeout_ms),
+        client_id=config.get("client.id", "rackwise-admin"),
+    ) as admin:
         placed = admin.create_replica_placement(
             args.partitions,
             args.replication_factor,

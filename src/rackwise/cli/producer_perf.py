@@ -23,6 +23,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "This tool is used to verify the producer performance (Kafka's "
         "kafka-producer-perf-test.sh). Transactions are not supported."
     )
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="the server(s) to connect to; wins over bootstrap.servers in the properties",
+    )
     parser.add_argument("--topic", required=True, metavar="TOPIC", help="produce to this topic")
     parser.add_argument(
         "--num-records", required=True, type=int, metavar="NUM-RECORDS", help="records to send"
@@ -65,6 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--producer.config",
+        "--command-config",
         dest="producer_config",
         type=Path,
         metavar="CONFIG-FILE",
@@ -108,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         transactional_id=args.transactional_id,
         transaction_duration_ms=args.transaction_duration_ms,
         json=args.json,
+        bootstrap_server=args.bootstrap_server,
     )
     return run_producer_perf(
         options, out=sys.stdout, err=sys.stderr, before_connecting=refuse_dead_bootstrap

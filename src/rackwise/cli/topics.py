@@ -43,11 +43,22 @@ _VALID_WITH = {
     "exclude_internal": ("list", "describe"),
     "under_replicated_partitions": ("describe",),
     "unavailable_partitions": ("describe",),
+    "under_min_isr_partitions": ("describe",),
+    "at_min_isr_partitions": ("describe",),
+    "topics_with_overrides": ("describe",),
 }
+REPORTS: Final = (
+    "under_replicated_partitions", "under_min_isr_partitions", "at_min_isr_partitions",
+    "unavailable_partitions",
+)  # fmt: skip
+"""The partition reports, in Kafka's order of checks; none goes with --topics-with-overrides."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: a broker")
+    parser.add_argument(
+        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+    )
     for action, text in (
         ("create", "Create a new topic."),
         ("list", "List all available topics."),
@@ -75,6 +86,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--unavailable-partitions", action="store_true", help="only partitions without leader"
+    )
+    parser.add_argument(
+        "--under-min-isr-partitions",
+        action="store_true",
+        help="only partitions whose ISR is smaller than min.insync.replicas",
+    )
+    parser.add_argument(
+        "--at-min-isr-partitions",
+        action="store_true",
+        help="only partitions whose ISR is min.insync.replicas exactly",
+    )
+    parser.add_argument(
+        "--topics-with-overrides",
+        action="store_true",
+        help="only topics with configs overriding the defaults, without their partitions",
     )
     parser.add_argument(
         "--timeout-ms",
@@ -108,6 +134,11 @@ def check_args(args: argparse.Namespace) -> str:
         if _given(args, option) and action not in actions:
             raise CommandError(
                 f'Option "[{_flag(option)}]" can\'t be used with option "[{action}]"'
+            )
+    for report in REPORTS:
+        if _given(args, report) and args.topics_with_overrides:
+            raise CommandError(
+                f'Option "[{_flag(report)}]" can\'t be used with option "[topics-with-overrides]"'
             )
     if action == "create" and args.replica_assignment is not None:
         for other in ("partitions", "replication_factor"):
@@ -241,9 +272,16 @@ def run(args: argparse.Namespace) -> int:
     if action == "create":
         _check_create(args)
     check_bootstrap_servers(args.bootstrap_server)  # where Kafka's admin client checks it
+    from rackwise.client.command_config import read_command_config, timeout_ms  # noqa: PLC0415
+
+    config = read_command_config(args.command_config, "topics") if args.command_config else {}
     from rackwise.client.admin import Admin  # noqa: PLC0415 - see TYPE_CHECKING above
 
-    with Admin(args.bootstrap_server, timeout_ms=args.timeout_ms) as admin:
+    with Admin(
+        args.bootstrap_server,
+        timeout_ms=timeout_ms(config, args.timeout_ms),
+        client_id=config.get("client.id", "rackwise-admin"),
+    ) as admin:
         if action == "create":
             return _create(admin, args)
         if action == "list":
@@ -326,27 +364,53 @@ def _alter(admin: Admin, topics: list[str], args: argparse.Namespace) -> int:
 
 
 def _describe(admin: Admin, topics: list[str], args: argparse.Namespace) -> int:
+    """Kafka's ``describeTopic``: a topic line unless a partition report is asked for (and
+    with ``--topics-with-overrides`` only for a topic with overrides, without partitions);
+    a partition line for each partition every report asked for selects."""
     if not topics:
         return 0
     described = admin.describe_topics(topics)
-    reports = args.under_replicated_partitions or args.unavailable_partitions
+    reports = any(getattr(args, r) for r in REPORTS)
     configs = {} if reports else admin.topic_configs([t.name for t in described])
     live = {b.id for b in admin.brokers() if not b.is_fenced} if reports else set()
+    min_isr = (
+        admin.min_insync_replicas([t.name for t in described])
+        if args.under_min_isr_partitions or args.at_min_isr_partitions
+        else {}
+    )
 
-    def wanted(p: PartitionDescription) -> bool:
-        if not reports:
-            return True
-        under = args.under_replicated_partitions and len(p.isr) < len(p.replicas)
-        unavailable = args.unavailable_partitions and (p.leader is None or p.leader not in live)
-        return bool(under or unavailable)
+    def wanted(topic: str) -> Callable[[PartitionDescription], bool]:
+        return lambda p: not reports or partition_reported(args, p, live, min_isr.get(topic, 1))
 
     for topic in described:
+        if args.topics_with_overrides and not configs.get(topic.name):
+            continue
         lines = describe_lines(
             topic,
             configs.get(topic.name, {}),
             with_topic_line=not reports,
-            partition_filter=wanted,
+            partition_filter=(lambda p: False)
+            if args.topics_with_overrides
+            else wanted(topic.name),
         )
         for line in lines:
             print(line)
     return 0
+
+
+def _nothing(_: PartitionDescription) -> bool:
+    return False
+
+
+def partition_reported(
+    args: argparse.Namespace, p: PartitionDescription, live: set[int], min_isr: int
+) -> bool:
+    """Whether one of the partition reports asked for selects ``p`` (Kafka's
+    ``PartitionDescription`` checks)."""
+    no_leader = p.leader is None
+    return bool(
+        (args.under_replicated_partitions and len(p.isr) < len(p.replicas))
+        or (args.unavailable_partitions and (no_leader or p.leader not in live))
+        or (args.under_min_isr_partitions and (no_leader or len(p.isr) < min_isr))
+        or (args.at_min_isr_partitions and len(p.isr) == min_isr)
+    )

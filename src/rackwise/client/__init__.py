@@ -6,7 +6,9 @@ and printing of :mod:`rackwise.cli`.
   ``group_values``, ``group_reports``, ``consumer_protocol``), the requests and report of
   ``kafka-log-dirs.sh`` (``log_dirs``), of ``kafka-metadata-quorum.sh`` (``quorum``) and of
   ``kafka-configs.sh`` (``config_args``, ``configs``), and the per-broker connections they
-  go through (``connections``).
+  go through (``connections``); those of ``kafka-get-offsets.sh``, ``kafka-delete-records.sh``
+  and ``kafka-leader-election.sh`` (``partition_tools``), and ``--command-config``, read alike
+  by every tool (``command_config``).
 * Third-party Kafka clients: kafka-python's admin client for ``rackwise topics`` and
   ``rackwise placement`` (``admin``), rackwise's assignors as kafka-python assignment
   strategies (``kafka_python``), and Kafka's producer and consumer perf tools on

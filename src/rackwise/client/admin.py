@@ -319,6 +319,20 @@ class Admin:
             for name in names
         }
 
+    def min_insync_replicas(self, names: Sequence[str]) -> dict[str, int]:
+        """Each topic's ``min.insync.replicas`` in effect, default or not."""
+        if not names:
+            return {}
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+        found = self._call(
+            "DescribeConfigs", self._client.describe_configs, resources, config_filter="all"
+        )
+        topics = found.get("topic", {})
+        return {
+            name: int(topics.get(name, {}).get("min.insync.replicas", {}).get("value") or 1)
+            for name in names
+        }
+
     def create_topic(
         self,
         name: str,

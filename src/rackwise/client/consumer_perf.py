@@ -86,7 +86,6 @@ from rackwise.client.perf_output import (
     metrics_lines,
 )
 from rackwise.client.producer_perf import NS_PER_MS, STATS_INTERVAL_MS, NowNs
-from rackwise.controller.names import invalid_topic_reason
 
 DEFAULT_FETCH_SIZE: Final = 1024 * 1024
 DEFAULT_SOCKET_BUFFER_SIZE: Final = 2 * 1024 * 1024
@@ -314,6 +313,9 @@ def _check_topic(topic: str) -> None:
     ``^...`` as a regular expression, and look any other such name up in vain)."""
     if not topic.strip():
         raise PerfTestError(BLANK_TOPIC)
+    # The controller package loads the metadata records: only when a topic is checked.
+    from rackwise.controller.names import invalid_topic_reason  # noqa: PLC0415
+
     if invalid_topic_reason(topic) is not None:
         raise PerfTestError(f"Invalid topics: [{topic}]")
 

@@ -28,6 +28,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
@@ -160,12 +161,24 @@ def kip113_document(broker: BrokerLogDirs) -> str:
 # ---- the cluster -------------------------------------------------------------------------------
 
 
+_SETTINGS: contextvars.ContextVar[tuple[str, float]] = contextvars.ContextVar(
+    "log_dirs_client", default=(CLIENT_ID, TIMEOUT_S)
+)
+
+
+def use_client_settings(client_id: str, timeout_s: float) -> None:
+    """The client id and the timeout of the connections made from here on in this context
+    (``--command-config``'s ``client.id`` and ``request.timeout.ms``)."""
+    _SETTINGS.set((client_id, timeout_s))
+
+
 async def _connect(host: str, port: int) -> KafkaConnection:
+    client_id, timeout_s = _SETTINGS.get()
     connection = await KafkaConnection.connect(
-        host, port, timeout_s=TIMEOUT_S, client_id=CLIENT_ID, request_timeout_s=TIMEOUT_S
+        host, port, timeout_s=timeout_s, client_id=client_id, request_timeout_s=timeout_s
     )
     try:
-        await connection.negotiate_versions(timeout_s=TIMEOUT_S)
+        await connection.negotiate_versions(timeout_s=timeout_s)
     except BaseException:
         await connection.close()
         raise

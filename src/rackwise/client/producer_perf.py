@@ -113,6 +113,9 @@ class ProducerPerfOptions:
     transactional_id: str | None = None
     transaction_duration_ms: int | None = None
     json: bool = False
+    bootstrap_server: str | None = None
+    """``--bootstrap-server`` (Kafka 4's flag): wins over ``bootstrap.servers`` given in the
+    properties."""
 
 
 def check_options(o: ProducerPerfOptions) -> tuple[dict[str, str], dict[str, str]]:
@@ -122,7 +125,7 @@ def check_options(o: ProducerPerfOptions) -> tuple[dict[str, str], dict[str, str
         raise ArgumentParserException("--num-records should be greater than zero")
     if o.record_size is not None and o.record_size <= 0:
         raise ArgumentParserException("--record-size should be greater than zero")
-    if o.producer_props is None and o.producer_config is None:
+    if o.producer_props is None and o.producer_config is None and o.bootstrap_server is None:
         raise ArgumentParserException(
             "Either --producer-props or --producer.config must be specified."
         )
@@ -134,6 +137,8 @@ def check_options(o: ProducerPerfOptions) -> tuple[dict[str, str], dict[str, str
             "to throttle"
         )
     java = dict(o.producer_config or {}) | parse_props_args(o.producer_props or ())
+    if o.bootstrap_server is not None:
+        java["bootstrap.servers"] = o.bootstrap_server
     refuse_transactions(java, o.transactional_id, o.transaction_duration_ms)
     return java, librdkafka_producer_config(java)
 

@@ -54,9 +54,13 @@ class QuorumInfo:
     """Each node's listeners as ``NAME://host:port``."""
 
 
-async def describe_quorum(servers: str) -> tuple[str, QuorumInfo]:
+async def describe_quorum(
+    servers: str, *, cluster_id: bool = True, timeout_s: float = CONNECT_TIMEOUT_S
+) -> tuple[str | None, QuorumInfo]:
     """The cluster id and the quorum, from the first of ``servers`` (``HOST:PORT,...``,
-    checked by the caller) that answers: DescribeCluster, then DescribeQuorum."""
+    checked by the caller) that answers: DescribeCluster, then DescribeQuorum. A controller
+    (``--bootstrap-controller``) serves DescribeQuorum but not DescribeCluster: without
+    ``cluster_id`` the id is None, with it such a server is refused by name."""
     failure: Exception | None = None
     for entry in (e.strip() for e in servers.split(",") if e.strip()):
         host, _, port = entry.rpartition(":")
@@ -64,7 +68,7 @@ async def describe_quorum(servers: str) -> tuple[str, QuorumInfo]:
             connection = await KafkaConnection.connect(
                 host.strip("[]"),
                 int(port),
-                timeout_s=CONNECT_TIMEOUT_S,
+                timeout_s=timeout_s,
                 client_id="rackwise-metadata-quorum",
             )
         except NetworkException as e:
@@ -72,12 +76,20 @@ async def describe_quorum(servers: str) -> tuple[str, QuorumInfo]:
             continue
         try:
             await connection.negotiate_versions()
-            cluster = await connection.request(
-                ApiKey.DESCRIBE_CLUSTER,
-                include_cluster_authorized_operations=False,
-                include_fenced_brokers=False,
-                endpoint_type=1,
-            )
+            served = ApiKey.DESCRIBE_CLUSTER in connection.api_versions
+            if cluster_id and not served:
+                raise QuorumError(
+                    f"{entry} does not serve DescribeCluster, which --status needs for the "
+                    "cluster id: ask a broker with --bootstrap-server"
+                )
+            cluster = None
+            if served:
+                cluster = await connection.request(
+                    ApiKey.DESCRIBE_CLUSTER,
+                    include_cluster_authorized_operations=False,
+                    include_fenced_brokers=False,
+                    endpoint_type=1,
+                )
             quorum = await connection.request(
                 ApiKey.DESCRIBE_QUORUM,
                 version=DESCRIBE_QUORUM_VERSION,
@@ -85,7 +97,7 @@ async def describe_quorum(servers: str) -> tuple[str, QuorumInfo]:
             )
         finally:
             await connection.close()
-        return str(cluster.cluster_id), quorum_info(quorum)
+        return None if cluster is None else str(cluster.cluster_id), quorum_info(quorum)
     raise QuorumError(f"no broker of {servers} could be reached: {failure}")
 
 

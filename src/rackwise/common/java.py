@@ -18,15 +18,16 @@ Java redoes it.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import ClassVar, Protocol, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from rackwise.common.errors import IllegalArgumentException
 from rackwise.common.types import TopicPartition
 
-IntArray = npt.NDArray[np.int64]
+if TYPE_CHECKING:  # numpy is imported where the draws are made: every command imports common
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray = npt.NDArray[np.int64]
 
 _INT31: int = 1 << 31
 _BLOCK: int = 1 << 14  # draws per vectorised step
@@ -36,6 +37,8 @@ class _Lcg:
     """Jump-ahead tables of an LCG ``s -> (a*s + c) mod 2**bits``: row k maps s to s_(k+1)."""
 
     def __init__(self, multiplier: int, addend: int, bits: int) -> None:
+        import numpy as np  # noqa: PLC0415 - see the imports
+
         self.mask = (1 << bits) - 1
         self.multiplier = multiplier
         self.addend = addend
@@ -52,6 +55,8 @@ class _Lcg:
 
     def states(self, state: int, count: int) -> npt.NDArray[np.uint64]:
         """The next ``count`` states after ``state`` (count <= _BLOCK)."""
+        import numpy as np  # noqa: PLC0415 - see the imports
+
         seed = np.uint64(state)
         with np.errstate(over="ignore"):
             out = self.table_mul[:count] * seed + self.table_add[:count]
@@ -117,6 +122,8 @@ class JavaRandom:
 
     def next_ints(self, bounds: Sequence[int] | IntArray) -> IntArray:
         """``[nextInt(b) for b in bounds]``, vectorised and exact."""
+        import numpy as np  # noqa: PLC0415 - see the imports
+
         want = np.asarray(bounds, dtype=np.int64)
         if want.size and int(want.min()) <= 0:
             raise IllegalArgumentException("bound must be positive")
@@ -184,6 +191,8 @@ def draw_ints(source: RandomSource, bounds: Sequence[int] | IntArray) -> IntArra
     ``randrange(b)`` for a ``random.Random``."""
     if isinstance(source, JavaRandom):
         return source.next_ints(bounds)
+    import numpy as np  # noqa: PLC0415 - see the imports
+
     return np.array([source.randrange(int(b)) for b in bounds], dtype=np.int64)
 
 

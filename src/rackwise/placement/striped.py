@@ -80,6 +80,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from rackwise.common import (
     IllegalArgumentException,
@@ -88,7 +89,7 @@ from rackwise.common import (
     RandomSource,
     draw_ints,
 )
-from rackwise.common.java import IntArray, java_hashmap_order, java_string_hash, java_string_key
+from rackwise.common.java import java_hashmap_order, java_string_hash, java_string_key
 from rackwise.common.jit import inline_kernel, kernel
 from rackwise.placement.model import (
     ArrayReplicaPlacer,
@@ -110,6 +111,7 @@ _START, _SIZE, _OFFSET, _INDEX, _EPOCH = 0, 1, 2, 3, 4
 _STUCK: Final = -1
 """Kernel status: Kafka would loop for ever (only possible with negative broker ids)."""
 
+IntArray = npt.NDArray[np.int64]
 _Kept = tuple[IntArray, IntArray, IntArray, IntArray]
 """Rows that keep replicas, for the kernel: see :func:`_kept`."""
 
