@@ -12,8 +12,9 @@ from rackwise.client.partition_args import (
     parse_offset_json,
     parse_time,
 )
-from rackwise.client.partition_tools import election_lines, hash_order, topic_partition_hash
+from rackwise.client.partition_tools import election_lines, hash_order
 from rackwise.common import TopicPartition as T
+from rackwise.common.java import topic_partition_hash
 
 
 def test_time_reads_kafkas_names_and_numbers() -> None:

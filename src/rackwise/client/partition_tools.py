@@ -36,17 +36,8 @@ from rackwise.client.partition_args import (
 from rackwise.common import TopicPartition
 from rackwise.common.error_codes import ELECTION_NOT_NEEDED, NONE
 from rackwise.common.error_table import describe
-from rackwise.common.java import java_hashmap_order, java_string_hash
+from rackwise.common.java import java_hashmap_order, topic_partition_hash
 from rackwise.protocol import ApiKey
-
-
-def _int32(value: int) -> int:
-    return (value + 2**31) % 2**32 - 2**31
-
-
-def topic_partition_hash(tp: TopicPartition) -> int:
-    """Java's ``TopicPartition.hashCode()``."""
-    return _int32(31 * (31 + tp.partition) + java_string_hash(tp.topic))
 
 
 def hash_order(partitions: Sequence[TopicPartition], *, initial: int = 16) -> list[TopicPartition]:

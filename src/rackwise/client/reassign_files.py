@@ -31,10 +31,9 @@ from rackwise.client.reassign_text import (
     duplicates,
     java_list,
     string_set,
-    tp_hash,
 )
 from rackwise.common import TopicPartition
-from rackwise.common.java import java_hashmap_order
+from rackwise.common.java import java_hashmap_order, topic_partition_hash
 from rackwise.formats.reassignment import ANY_LOG_DIR, parse_reassignment
 
 
@@ -126,7 +125,9 @@ def parse_execute(text: str) -> Targets:
         raise ReassignFailure("Partition replica list cannot be empty")
     tps = [tp for tp, _ in parts]
     repeated = java_hashmap_order(
-        list(dict.fromkeys(tp for i, tp in enumerate(tps) if tp in tps[:i])), tp_hash, exact=False
+        list(dict.fromkeys(tp for i, tp in enumerate(tps) if tp in tps[:i])),
+        topic_partition_hash,
+        exact=False,
     )
     if repeated:
         raise ReassignFailure(

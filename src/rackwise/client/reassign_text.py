@@ -30,7 +30,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rackwise.common import RackwiseError, TopicPartition
-from rackwise.common.java import java_hashmap_order, java_string_hash, java_string_key
+from rackwise.common.java import (
+    java_hashmap_order,
+    java_string_hash,
+    java_string_key,
+)
 from rackwise.formats.reassignment import PartitionReassignment as Entry
 from rackwise.formats.reassignment import Reassignment, format_reassignment
 
@@ -91,12 +95,6 @@ class Replica:
 def tp_key(tp: TopicPartition) -> tuple[bytes, int]:
     """Kafka's ``compareTopicPartitions``."""
     return java_string_key(tp.topic), tp.partition
-
-
-def tp_hash(tp: TopicPartition) -> int:
-    """``TopicPartition.hashCode()`` as a signed 32-bit int."""
-    h = (31 * (31 + tp.partition) + java_string_hash(tp.topic)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def int_set(values: Iterable[int]) -> list[int]:
