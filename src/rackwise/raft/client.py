@@ -466,7 +466,7 @@ class RaftClient(VoteMixin, FetchMixin):
     def _append_as_leader(self, batch: Batch, now_ms: int) -> None:
         self.log.append((batch,))
         self.out.append(AppendBatches((batch,)))
-        self._answer_held_fetches(now_ms)
+        self._answer_held_fetches(now_ms, voters_only=True)
 
     def _emit_commits(self) -> None:
         if self.high_watermark <= self.applied_offset:

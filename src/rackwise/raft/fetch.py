@@ -18,8 +18,8 @@ Algorithm
     valid); on valid record the fetch, move the high watermark, and answer with the batches
     from there, or hold the fetch (at most its max wait and ``fetch_max_wait_ms``) if there is
     none and the fetcher already knows the high watermark (a reader that is no replica, the
-    high watermark is at or past its offset). Held fetches are answered when a batch is
-    appended or the high watermark moves.
+    high watermark is at or past its offset). Held fetches are answered when the high
+    watermark moves, and the voters' also when a batch is appended.
     Follower, on the answer: an error retries after the retry backoff; a diverging epoch cuts
     the log (``truncate_to_end_offset``); a snapshot id starts a FetchSnapshot from byte 0;
     batches are appended and flushed, and the high watermark becomes the leader's, capped at
@@ -282,12 +282,17 @@ class FetchMixin:
             progress.last_sent_high_watermark = self.high_watermark
         self._send_fetch_response(req, NONE, batches=batches)
 
-    def _answer_held_fetches(self, now_ms: int) -> None:
+    def _answer_held_fetches(self, now_ms: int, *, voters_only: bool = False) -> None:
+        """Answer the held fetches (``voters_only``: the voters', after an append: a voter
+        needs the new batch to commit it, an observer can use it only once it is committed,
+        so its fetch waits for the high watermark and gets batch and commit in one answer)."""
         if self.leader is None:
             return
-        held, self.leader.held = self.leader.held, {}
-        for replica_id in sorted(held):
-            self._answer_fetch(now_ms, held[replica_id].request)
+        held = self.leader.held
+        due = {r: h for r, h in held.items() if not voters_only or r in self.voters}
+        for replica_id in sorted(due):
+            del held[replica_id]
+            self._answer_fetch(now_ms, due[replica_id].request)
 
     def _send_fetch_response(
         self,
