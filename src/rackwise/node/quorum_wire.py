@@ -6,7 +6,10 @@ Goals
     Controllers talk to each other with Kafka's own APIs and field names, at versions Kafka
     4.x speaks: Vote v2 (with ``PreVote``, KIP-996), BeginQuorumEpoch v0, EndQuorumEpoch v0,
     Fetch v13 (topic ids; the metadata topic's id is Kafka's ``METADATA_TOPIC_ID``) and
-    FetchSnapshot v0.
+    FetchSnapshot v0. Brokers follow the log with the same Fetch and FetchSnapshot, as the
+    quorum's observers (:mod:`rackwise.broker.metadata_fetcher`), which is why this module is
+    shared by both processes. A request refused as a whole (another cluster's id) gets its
+    error at the top of the answer (:func:`error_response`).
 
 Constraints
     A Fetch answer carries whole record batches as the metadata log encodes them; the leader's
