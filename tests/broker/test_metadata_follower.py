@@ -156,11 +156,15 @@ async def follow(tmp_path: Path) -> None:
             assert loop.time() - started < 1.5  # woken by the append, not the long poll's end
         assert follower.applied_offset == log.high_watermark - 1
         assert seen[-1] == 3
-        described = handlers.describe_quorum(2, node.config, log, node.clock())
-        part = described.topics[0].partitions[0]  # type: ignore[attr-defined]
-        assert [(o.replica_id, o.log_end_offset) for o in part.observers] == [
-            (7, log.high_watermark)
-        ]
+
+        def observers() -> list[tuple[int, int]]:
+            described = handlers.describe_quorum(2, node.config, log, node.clock())
+            part = described.topics[0].partitions[0]  # type: ignore[attr-defined]
+            return [(o.replica_id, o.log_end_offset) for o in part.observers]
+
+        async with asyncio.timeout(5):  # its next fetch, at the end it applied, is on its way
+            while observers() != [(7, log.high_watermark)]:
+                await asyncio.sleep(0.01)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
