@@ -178,7 +178,7 @@ async def follow_the_leader(processes: dict[int, ControllerProcess]) -> None:
     await register_unfenced(conn, range(4, 7))
     await conn.close()
     follower = next(i for i in processes if i != first)
-    stray = await channel._open(addresses[follower])
+    stray = await channel.open(addresses[follower])
     await stray.negotiate_versions()
     assert await create_topic(stray, "t") == NOT_CONTROLLER
     assert stray.is_closed  # it closed itself: the next request reconnects
