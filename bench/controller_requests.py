@@ -47,17 +47,13 @@ async def register_brokers(conn: KafkaConnection, num_brokers: int) -> dict[int,
 
 
 async def end_offset(conn: KafkaConnection) -> int:
+    """The committed end of the log: the leader's high watermark, as DescribeQuorum gives it."""
     response = await conn.request(
-        ApiKey.FETCH_METADATA_LOG,
-        cluster_id=None,
-        replica_id=-1,
-        broker_epoch=-1,
-        fetch_offset=0,
-        last_fetched_epoch=-1,
-        max_wait_ms=0,
-        max_bytes=1,
+        ApiKey.DESCRIBE_QUORUM,
+        version=2,
+        topics=[{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}],
     )
-    return int(response.high_watermark)
+    return int(response.topics[0].partitions[0].high_watermark)
 
 
 async def heartbeat(conn: KafkaConnection, broker_id: int, epoch: int, offset: int) -> Any:

@@ -13,13 +13,23 @@ import time
 import uuid
 from collections.abc import Coroutine, Iterator, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Final, TypeVar
 
 import pytest
 
 from rackwise.net import KafkaConnection
 from rackwise.node.process import parse_ready_line
+from rackwise.node.quorum_wire import encode_batches, parse_response, request_for
 from rackwise.protocol import ApiKey
+from rackwise.raft.messages import (
+    Batch,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    OffsetAndEpoch,
+)
 
 T = TypeVar("T")
 READY_TIMEOUT_S: Final = 60.0
@@ -274,19 +284,72 @@ async def heartbeat(
     )
 
 
+async def fetch_snapshot(
+    conn: KafkaConnection, epoch: int, end_offset: int, snapshot_epoch: int, position: int
+) -> FetchSnapshotResponse:
+    """FetchSnapshot (v0) of the snapshot ``end_offset``-``snapshot_epoch`` from ``position``,
+    as a reader that is no replica."""
+    request = FetchSnapshotRequest(-1, epoch, OffsetAndEpoch(snapshot_epoch, end_offset), position)
+    api_key, version, fields = request_for(request, None)
+    answer = parse_response(request, await conn.request(api_key, fields, version=version))
+    assert isinstance(answer, FetchSnapshotResponse)
+    return answer
+
+
 async def fetch_log(
     conn: KafkaConnection, offset: int, max_wait_ms: int = 0, max_bytes: int = 1 << 20
 ) -> Any:
-    return await conn.request(
-        ApiKey.FETCH_METADATA_LOG,
-        cluster_id=None,
-        replica_id=-1,
-        broker_epoch=-1,
-        fetch_offset=offset,
-        last_fetched_epoch=-1,
-        max_wait_ms=max_wait_ms,
-        max_bytes=max_bytes,
-    )
+    """What a reader that is no replica (replica id -1) gets of the metadata log from
+    ``offset`` with the voters' Fetch (v13): the committed batches (``records``, encoded as
+    the log encodes them; at most about ``max_bytes``), the ``high_watermark``, and the
+    snapshot id (``snapshot_end_offset``, ``snapshot_epoch``; -1 when none) when ``offset``
+    is before the log's start, and the leader's epoch (``leader_epoch``). A fetch at the
+    log's end waits up to ``max_wait_ms`` for more."""
+    epoch, position, last_epoch = -1, offset, -1
+    batches: list[Batch] = []
+    wait_ms = max_wait_ms
+    deadline = time.monotonic() + max_wait_ms / 1000
+    while True:
+        request = FetchRequest(-1, epoch, position, last_epoch, wait_ms)
+        api_key, version, fields = request_for(request, None)
+        body = await conn.request(api_key, fields, version=version, timeout_s=wait_ms / 1000 + 10)
+        answer = parse_response(request, body)
+        assert isinstance(answer, FetchResponse)
+        if answer.error_code in (74, 75) and answer.leader_epoch != epoch:  # FENCED/UNKNOWN
+            epoch = answer.leader_epoch
+            if position > 0 and not batches:
+                last_epoch = epoch  # the leader's epoch holds every offset up to its log's end
+            continue
+        assert answer.error_code == 0, answer
+        assert answer.diverging_epoch is None, answer
+        hw = answer.high_watermark
+        if answer.snapshot_id is not None:
+            sid = answer.snapshot_id
+            return SimpleNamespace(
+                records=b"",
+                high_watermark=hw,
+                snapshot_end_offset=sid.offset,
+                snapshot_epoch=sid.epoch,
+                leader_epoch=answer.leader_epoch,
+            )
+        batches.extend(answer.batches)
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if not batches and position >= hw and remaining_ms > 0:
+            wait_ms = remaining_ms  # the leader held it for less than asked: wait on
+            continue
+        if batches:
+            position, last_epoch = batches[-1].end_offset, batches[-1].epoch
+        committed = tuple(b for b in batches if b.end_offset <= hw)
+        size = sum(len(b.records) for b in committed)
+        if len(committed) == len(batches) and (position >= hw or size * 100 > max_bytes):
+            return SimpleNamespace(
+                records=encode_batches(committed),
+                high_watermark=hw,
+                snapshot_end_offset=-1,
+                snapshot_epoch=-1,
+                leader_epoch=answer.leader_epoch,
+            )
+        wait_ms = max(wait_ms, 500) if position >= hw else 0
 
 
 def topic(name: str, partitions: int = 1, rf: int = 1) -> dict[str, Any]:

@@ -1,29 +1,28 @@
-"""Following the metadata log: batches applied incrementally, snapshots loaded, and the fetch
-loop over a real socket against a stand-in controller serving FetchMetadataLog from a log."""
+"""Following the metadata log as an observer: only committed batches are applied, what is
+pending is cut where the leader's log diverges, snapshots load; and the fetch loop over a real
+socket against a controller node in this process (one voter), which lists the broker among
+its observers."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFetchError, MetadataFollower
-from rackwise.metalog import InMemoryMetadataLog, SnapshotId
+from rackwise.broker.metadata_fetcher import MetadataFetcher
+from rackwise.broker.metadata_follower import MetadataFetchError, MetadataFollower
+from rackwise.controller_node import handlers
+from rackwise.controller_node.node import ControllerNode
+from rackwise.metalog import SnapshotId
 from rackwise.metalog.snapshots import write_snapshot_file
-from rackwise.net import KafkaConnection, start_server
-from rackwise.protocol import ApiKey, Listener, Request, make, response_class
-from rackwise.records import (
-    FeatureLevelRecord,
-    PartitionRecord,
-    RegisterBrokerRecord,
-    TopicRecord,
-    encode_batch,
-    encode_frames,
-)
+from rackwise.net import KafkaConnection
+from rackwise.node.config import NodeConfig
+from rackwise.raft.messages import Batch, OffsetAndEpoch
+from rackwise.records import FeatureLevelRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
+from tests.processes import controller_properties, create_topics, register_unfenced, topic
 
 T = uuid.UUID(int=5)
 
@@ -63,39 +62,51 @@ RECORDS = [
 ]
 
 
-def batch(base: int, records: list[Any], epoch: int = 1) -> bytes:
-    return encode_batch(base, epoch, 0, encode_frames(records))
+def batch(base: int, records: list[Any], epoch: int = 1) -> Batch:
+    return Batch(base, epoch, tuple(records))
 
 
-def test_batches_apply_in_order_and_skip_what_is_applied() -> None:
+def test_only_what_the_high_watermark_commits_is_applied() -> None:
     follower = MetadataFollower()
-    assert follower.applied_offset == -1
-    assert follower.apply_batches(batch(0, RECORDS[:2]) + batch(2, RECORDS[2:4]), 5) == 4
-    assert (follower.next_offset, follower.applied_offset, follower.is_caught_up) == (4, 3, False)
-    # The answer starts at the batch holding offset 4 (base 2): records 2 and 3 are skipped.
-    assert follower.apply_batches(batch(2, RECORDS[2:]), 5) == 1
-    assert follower.next_offset == 5 and follower.is_caught_up
+    assert (follower.applied_offset, follower.fetch_offset) == (-1, 0)
+    assert follower.append((batch(0, RECORDS[:2]), batch(2, RECORDS[2:4])), 2) == 2
+    assert (follower.next_offset, follower.fetch_offset, follower.is_caught_up) == (2, 4, True)
+    assert follower.image.topics_by_name.get("t") is None  # offsets 2-3 wait for a commit
+    # An answer that starts before the fetch offset is trimmed to it; 4 commits it all.
+    assert follower.append((batch(2, RECORDS[2:]),), 5) == 3
+    assert (follower.next_offset, follower.applied_offset, follower.pending) == (5, 4, [])
     assert sorted(follower.image.topic("t").partitions) == [0, 1]
     assert follower.image.brokers[1].rack == "/r1"
 
 
 def test_a_gap_is_refused_and_changes_nothing() -> None:
     follower = MetadataFollower()
-    follower.apply_batches(batch(0, RECORDS[:2]))
+    follower.append((batch(0, RECORDS[:2]),), 2)
     before = follower.image
     with pytest.raises(MetadataFetchError, match="batch at offset 3 when offset 2"):
-        follower.apply_batches(batch(3, RECORDS[3:]))
-    assert follower.image is before and follower.next_offset == 2
+        follower.append((batch(3, RECORDS[3:]),), 5)
+    assert follower.image is before and follower.fetch_offset == 2
+
+
+def test_a_diverging_epoch_cuts_only_what_is_pending() -> None:
+    follower = MetadataFollower()
+    follower.append((batch(0, RECORDS[:2]), batch(2, RECORDS[2:3], 2), batch(3, RECORDS[3:], 3)), 2)
+    # The new leader's epoch 2 ends at 3: the batch of epoch 3 goes, the one of epoch 2 stays.
+    assert follower.truncate(OffsetAndEpoch(2, 3))
+    assert (follower.fetch_offset, follower.last_fetched_epoch) == (3, 2)
+    # Below what is applied: the quorum lost a committed record; start again from nothing.
+    assert not follower.truncate(OffsetAndEpoch(0, 1))
+    assert (follower.fetch_offset, follower.applied_offset) == (0, -1)
 
 
 def test_snapshot_loads_and_following_goes_on_after_it(tmp_path: Path) -> None:
     snapshot_id = SnapshotId(5, 1)
     path = write_snapshot_file(tmp_path, snapshot_id, RECORDS, 0)
     follower = MetadataFollower()
-    follower.apply_batches(batch(0, RECORDS[:1]))
+    follower.append((batch(0, RECORDS[:1]),), 0)
     assert follower.load_snapshot(snapshot_id, path.read_bytes()) == 5
-    assert follower.next_offset == 5
-    follower.apply_batches(batch(5, [partition(2)]))
+    assert (follower.next_offset, follower.last_fetched_epoch) == (5, 1)
+    follower.append((batch(5, [partition(2)]),), 6)
     assert sorted(follower.image.topic("t").partitions) == [0, 1, 2]
 
 
@@ -109,115 +120,59 @@ def test_a_damaged_snapshot_is_refused(tmp_path: Path) -> None:
     assert follower.next_offset == 0
 
 
-class StandInController:
-    """Serves FetchMetadataLog from an in-memory log (long polls wait for appends) and
-    FetchMetadataSnapshot from a snapshot file, as the controller's listener does."""
-
-    def __init__(self, log: InMemoryMetadataLog, snapshot: tuple[SnapshotId, bytes] | None) -> None:
-        self.log = log
-        self.snapshot = snapshot
-        self.appended = asyncio.Event()
-        self.fetch_offsets: list[int] = []
-
-    async def handle(self, request: Request) -> Any:
-        body = request.body
-        key = request.header.api_key
-        if key == ApiKey.API_VERSIONS:
-            from rackwise.protocol import api_versions_response
-
-            return api_versions_response(request.header.api_version, Listener.CONTROLLER)
-        cls = response_class(key, 0)
-        if key == ApiKey.FETCH_METADATA_SNAPSHOT:
-            assert self.snapshot is not None
-            snapshot_id, data = self.snapshot
-            chunk = data[body.position : body.position + 100]  # small chunks on purpose
-            return make(
-                cls,
-                throttle_time_ms=0,
-                error_code=0,
-                snapshot_end_offset=snapshot_id.end_offset,
-                snapshot_epoch=snapshot_id.epoch,
-                size=len(data),
-                position=body.position,
-                bytes=chunk,
-            )
-        self.fetch_offsets.append(body.fetch_offset)
-        if self.snapshot is not None and body.fetch_offset < self.snapshot[0].end_offset:
-            snapshot_id = self.snapshot[0]
-            return make(
-                cls,
-                throttle_time_ms=0,
-                error_code=0,
-                high_watermark=self.log.end_offset,
-                snapshot_end_offset=snapshot_id.end_offset,
-                snapshot_epoch=snapshot_id.epoch,
-                records=b"",
-            )
-        if body.fetch_offset >= self.log.end_offset:
-            self.appended.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.appended.wait(), body.max_wait_ms / 1000)
-        records = self.log.read_raw(body.fetch_offset, body.max_bytes)
-        return make(
-            cls,
-            throttle_time_ms=0,
-            error_code=0,
-            high_watermark=self.log.end_offset,
-            log_start_offset=self.log.start_offset,
-            records=records,
-        )
-
-
-async def follow(log: InMemoryMetadataLog, snapshot: tuple[SnapshotId, bytes] | None) -> None:
-    controller = StandInController(log, snapshot)
-    server = await start_server(controller.handle, Listener.CONTROLLER, port=0)
+async def follow(tmp_path: Path) -> None:
+    node = ControllerNode(NodeConfig.from_properties(controller_properties(tmp_path)))
+    await node.start()
+    port = node.endpoint.port
 
     async def connect() -> KafkaConnection:
-        return await KafkaConnection.connect("127.0.0.1", server.port, request_timeout_s=5)
+        return await KafkaConnection.connect("127.0.0.1", port, request_timeout_s=5)
 
     follower = MetadataFollower()
     seen: list[int] = []
     fetcher = MetadataFetcher(
         follower,
         connect,
-        node_id=1,
-        cluster_id="c",
+        node_id=7,
+        cluster_id=None,
         max_wait_ms=2000,
         on_change=lambda image: seen.append(image.num_partitions),
     )
     task = asyncio.create_task(fetcher.run())
     try:
-        assert await fetcher.wait_until(lambda f: f.next_offset == log.end_offset, 5)
-        assert sorted(follower.image.topic("t").partitions) == [0, 1]
-        # A long poll is waiting; an append wakes it at once, well before max_wait_ms.
-        log.append([partition(2)], 1)
-        controller.appended.set()
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        assert await fetcher.wait_until(lambda f: 2 in f.image.topic("t").partitions, 5)
-        assert loop.time() - started < 1.5
-        assert follower.applied_offset == log.end_offset - 1
+        async with await connect() as admin:
+            await admin.negotiate_versions()
+            await register_unfenced(admin, range(2, 3))
+            await create_topics(admin, topic("t", 2, 1))
+            log = node.log
+            assert log is not None
+            assert await fetcher.wait_until(lambda f: f.next_offset == log.high_watermark, 5)
+            assert sorted(follower.image.topic("t").partitions) == [0, 1]
+            await asyncio.sleep(0.3)  # the fetch is held by the leader now
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await create_topics(admin, topic("u", 1, 1))
+            assert await fetcher.wait_until(lambda f: f.image.topics_by_name.get("u"), 5)
+            assert loop.time() - started < 1.5  # woken by the append, not the long poll's end
+        assert follower.applied_offset == log.high_watermark - 1
         assert seen[-1] == 3
+
+        def observers() -> list[tuple[int, int]]:
+            described = handlers.describe_quorum(2, node.config, log, node.clock())
+            part = described.topics[0].partitions[0]  # type: ignore[attr-defined]
+            return [(o.replica_id, o.log_end_offset) for o in part.observers]
+
+        async with asyncio.timeout(5):  # its next fetch, at the end it applied, is on its way
+            while observers() != [(7, log.high_watermark)]:
+                await asyncio.sleep(0.01)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await server.close()
+        await node.close()
 
 
-def test_fetcher_follows_a_log_over_a_socket() -> None:
-    log = InMemoryMetadataLog()
-    log.append(RECORDS[:2], 1)
-    log.append(RECORDS[2:], 1)
-    asyncio.run(follow(log, None))
-
-
-def test_fetcher_loads_the_snapshot_when_the_log_starts_later(tmp_path: Path) -> None:
-    log = InMemoryMetadataLog()
-    log.append(RECORDS, 1)
-    snapshot_id = SnapshotId(5, 1)
-    data = write_snapshot_file(tmp_path, snapshot_id, RECORDS, 0).read_bytes()
-    assert len(data) > 200  # read in several chunks of 100 bytes
-    asyncio.run(follow(log, (snapshot_id, data)))
+def test_fetcher_follows_the_leader_over_a_socket(tmp_path: Path) -> None:
+    asyncio.run(follow(tmp_path))
 
 
 def test_fetcher_retries_until_the_controller_is_there() -> None:

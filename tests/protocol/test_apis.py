@@ -77,8 +77,6 @@ EXPECTED = {
     55: ("DescribeQuorum", 0, 2, BC),
     59: ("FetchSnapshot", 0, 1, C),
     1000: ("CreateReplicaPlacement", 0, 0, BC),
-    1001: ("FetchMetadataLog", 0, 0, C),
-    1002: ("FetchMetadataSnapshot", 0, 0, C),
 }
 
 
@@ -138,7 +136,7 @@ def test_each_listener_serves_its_apis() -> None:
     assert sorted(apis_for(Listener.CONTROLLER)) == [
         *(1, 18, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 59),
         *(62, 63, 67, 73),
-        *(1000, 1001, 1002),
+        1000,
     ]
 
 
@@ -181,9 +179,7 @@ def test_our_api_keys_are_not_kafkas() -> None:
     assert 68 in kafka_keys
     assert api_name(68) == "ConsumerGroupHeartbeat"
     assert max(kafka_keys) < 1000
-    ours = {ApiKey.CREATE_REPLICA_PLACEMENT, ApiKey.FETCH_METADATA_LOG}
-    assert not ours & kafka_keys
-    assert ApiKey.FETCH_METADATA_SNAPSHOT not in kafka_keys
+    assert ApiKey.CREATE_REPLICA_PLACEMENT not in kafka_keys
 
 
 def test_kafka_python_sees_a_4_1_broker() -> None:
@@ -258,8 +254,10 @@ def test_no_common_version_is_kafkas_unsupported_version() -> None:
 def test_negotiating_with_a_peers_api_versions() -> None:
     peer = {62: (0, 3), 63: (0, 1)}
     assert negotiate_with(ApiKey.BROKER_REGISTRATION, peer) == 3
-    with pytest.raises(UnsupportedVersionException, match=r"does not support FETCH_METADATA_LOG$"):
-        negotiate_with(ApiKey.FETCH_METADATA_LOG, peer)
+    with pytest.raises(
+        UnsupportedVersionException, match=r"does not support CREATE_REPLICA_PLACEMENT$"
+    ):
+        negotiate_with(ApiKey.CREATE_REPLICA_PLACEMENT, peer)
     with pytest.raises(ValueError, match="BUG: api key 17 is not one rackwise speaks"):
         negotiate(17, 0, 1)  # SaslHandshake
 

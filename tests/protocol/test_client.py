@@ -141,7 +141,7 @@ def test_api_versions_then_negotiation_of_every_controller_api() -> None:
     )
     assert negotiate_with(ApiKey.BROKER_REGISTRATION, advertised) == 4
     assert negotiate_with(ApiKey.BROKER_HEARTBEAT, advertised) == 1
-    assert negotiate_with(ApiKey.FETCH_METADATA_LOG, advertised) == 0
+    assert negotiate_with(ApiKey.FETCH_SNAPSHOT, advertised) == 1
 
 
 def test_an_api_versions_answer_that_only_parses_as_v0_is_read_as_v0() -> None:

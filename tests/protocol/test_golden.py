@@ -28,10 +28,6 @@ from rackwise.protocol.messages import (
     CreateReplicaPlacementRequest,
     CreateReplicaPlacementResponse,
     CreateReplicaPlacementResponseV0,
-    FetchMetadataLogRequest,
-    FetchMetadataLogResponse,
-    FetchMetadataSnapshotRequest,
-    FetchMetadataSnapshotResponse,
 )
 
 U1 = uuid.UUID(int=1)
@@ -137,7 +133,7 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    1c                          # ApiKeys: twenty-seven
+    1a                          # ApiKeys: twenty-five
       0001 0004 0012 00         #   Fetch 4-18 (the quorum's followers fetch the metadata log)
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
@@ -163,8 +159,6 @@ API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
       0043 0000 0000 00         #   AllocateProducerIds 0
       0049 0000 0000 00         #   AssignReplicasToDirs 0
       03e8 0000 0000 00         #   CreateReplicaPlacement 0
-      03e9 0000 0000 00         #   FetchMetadataLog 0
-      03ea 0000 0000 00         #   FetchMetadataSnapshot 0
     00000000                    # ThrottleTimeMs
     03                          # three tagged fields
       00 17 02 {_NAME} 0001 001b 00  # 0: SupportedFeatures [metadata.version 1-27]
@@ -408,49 +402,6 @@ OWN_CASES: list[tuple[str, Any, bytes]] = [
         "CreateReplicaPlacement-v0-error",
         CreateReplicaPlacementResponse(replica_placement=(), error_code=38, error_message=_MESSAGE),
         PLACEMENT_ERROR,
-    ),
-    (
-        "FetchMetadataLog-v0-request",
-        FetchMetadataLogRequest(
-            cluster_id="abc",
-            replica_id=1,
-            broker_epoch=42,
-            fetch_offset=100,
-            last_fetched_epoch=3,
-            max_wait_ms=500,
-        ),
-        FETCH_LOG,
-    ),
-    (
-        "FetchMetadataLog-v0-response",
-        FetchMetadataLogResponse(
-            throttle_time_ms=0,
-            error_code=0,
-            high_watermark=150,
-            log_start_offset=0,
-            records=b"abc",
-        ),
-        FETCH_LOG_RESPONSE,
-    ),
-    (
-        "FetchMetadataSnapshot-v0-request",
-        FetchMetadataSnapshotRequest(
-            replica_id=1, snapshot_end_offset=100, snapshot_epoch=3, position=0
-        ),
-        FETCH_SNAPSHOT,
-    ),
-    (
-        "FetchMetadataSnapshot-v0-response",
-        FetchMetadataSnapshotResponse(
-            throttle_time_ms=0,
-            error_code=0,
-            snapshot_end_offset=100,
-            snapshot_epoch=3,
-            size=3,
-            position=0,
-            bytes=b"abc",
-        ),
-        FETCH_SNAPSHOT_RESPONSE,
     ),
 ]
 

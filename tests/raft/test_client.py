@@ -233,3 +233,30 @@ def test_a_fetch_with_nothing_new_is_held_until_a_write_arrives() -> None:
     _, outputs = leader.propose(3010, ["w"])
     [answer] = sent(outputs, FetchResponse)
     assert answer.message.batches == (Batch(1, 2, ("w",)),)
+
+
+def test_an_observer_is_tracked_but_never_counts_and_its_fetch_waits_for_the_commit() -> None:
+    """Broker 7 fetches as an observer (Kafka's observer states): the leader records its fetch
+    offset, lists it apart from the voters, holds its fetch past an append (it can use only
+    what is committed) and answers it with the batch once the high watermark covers it."""
+    leader = make_leader([])
+    leader.handle_flushed(3002, 1)
+    leader.handle_message(3003, 2, FetchRequest(2, 2, 1, 2))  # voter 2 commits the mark
+    assert leader.high_watermark == 1
+    first = leader.handle_message(3004, 7, FetchRequest(7, 2, 1, 2))
+    assert sent(first, FetchResponse)[0].message.high_watermark == 1
+    assert leader.leader is not None
+    assert list(leader.leader.observers(3004)) == [7]
+    assert leader.leader.observers(3004)[7].end_offset == 1
+    assert sent(leader.handle_message(3005, 7, FetchRequest(7, 2, 1, 2)), FetchResponse) == []
+    _, appended = leader.propose(3010, ["w"])
+    assert [s.destination for s in sent(appended, FetchResponse)] == []  # still held
+    leader.handle_flushed(3011, 2)
+    assert leader.high_watermark == 1  # an observer's offset is no vote towards a commit
+    outputs = leader.handle_message(3012, 2, FetchRequest(2, 2, 2, 2))
+    [answer] = [s for s in sent(outputs, FetchResponse) if s.destination == 7]
+    assert answer.message.batches == (Batch(1, 2, ("w",)),)
+    assert answer.message.high_watermark == 2
+    # An observer silent for five minutes is forgotten; a reader with id -1 is never listed.
+    leader.handle_message(3013, -1, FetchRequest(-1, 2, 0, -1))
+    assert list(leader.leader.observers(3012 + 300_000)) == []

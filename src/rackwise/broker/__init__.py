@@ -14,5 +14,6 @@ moves between log directories and following the metadata log.
 * :mod:`~rackwise.broker.forwarding`, :mod:`~rackwise.broker.alter_configs`,
   :mod:`~rackwise.broker.auto_create`, :mod:`~rackwise.broker.producer_ids`: requests the
   controller answers, over :mod:`~rackwise.broker.controller_channel`.
-* :mod:`~rackwise.broker.metadata_follower`: the metadata log, followed from the controller.
+* :mod:`~rackwise.broker.metadata_follower`: the metadata log, followed from the quorum's
+  leader as an observer (:mod:`~rackwise.broker.metadata_fetcher`, its Fetch loop).
 """

@@ -1,7 +1,9 @@
 """The broker's one way to the active controller (Kafka's ``NodeToControllerChannelManager``):
 every part of the broker that talks to the controller (registration and heartbeats, ISR
 changes, producer id blocks, forwarded writes, directory assignments, metadata fetches) gets
-its connections here, and so follows the quorum's leader.
+its connections here, and so follows the quorum's leader (the metadata fetch, an observer of
+the quorum, follows the leader its Fetch answers name, and asks here when they name none it can
+reach).
 
 Goals
     With ``controller.quorum.voters`` naming 3 or 5 controllers, a broker's requests reach the
@@ -176,27 +178,29 @@ class ControllerChannel:
     async def connect(self) -> KafkaConnection:
         """A connection to the active controller (see the module docstring)."""
         if not self.is_quorum:
-            return await self._open(self.addresses[0])
+            return await self.open(self.addresses[0])
         leader = self.leader
         if leader is not None:
             try:
-                return await self._open(leader)
+                return await self.open(leader)
             except NetworkException:
                 self.forget_leader(leader)
         try:
             leader = await self._find_leader()
             self._leader_found(leader)
-            return await self._open(leader)
+            return await self.open(leader)
         except NetworkException as e:
             failure = e
         for address in self.addresses:  # no leader known: whoever answers, as before
             try:
-                return await self._open(address)
+                return await self.open(address)
             except NetworkException as e:
                 failure = e
         raise failure
 
-    async def _open(self, address: Address) -> KafkaConnection:
+    async def open(self, address: Address) -> KafkaConnection:
+        """A connection to the controller at ``address`` (the metadata fetch's, to the leader
+        its answers named), which forgets it as the leader when it stops answering."""
         connection = await LeaderConnection.connect(
             address[0], address[1], timeout_s=self.connect_timeout_s, client_id=self.client_id
         )

@@ -1,70 +1,93 @@
-"""A broker following the metadata log: fetch it from the active controller, apply it to the
-image batch by batch, and load a snapshot when the records it needs are gone from the log
-(Kafka's ``BrokerMetadataListener`` with KRaft's fetcher, for the one metadata partition).
+"""A broker following the metadata log as an observer of the controller quorum: it fetches
+``__cluster_metadata-0`` from the quorum's leader with the voters' own Fetch (and FetchSnapshot
+when the leader answers with a snapshot id), never votes, and applies to its image what the
+leader says is committed (Kafka's ``BrokerMetadataListener`` over ``KafkaRaftClient`` as an
+observer).
 
 Goals
     Keep an image equal to the controller's image at some offset, always advancing, with the
     offset of the last record applied known at every moment (heartbeats carry it, and the
-    controller unfences a broker once that offset reaches its own registration).
+    controller unfences a broker once that offset reaches its own registration). The leader
+    lists the broker among DescribeQuorum's observers, with the offset it fetches at.
 
 Constraints
-    * State changes only by replay (:class:`~rackwise.image.MetadataDelta`); a fetch response's
-      records are applied as one delta, so a reader never sees half a response.
-    * :class:`MetadataFollower` is pure (bytes in, image out); :class:`MetadataFetcher` is the
-      asyncio loop around it, talking FetchMetadataLog (1001) and FetchMetadataSnapshot (1002)
-      over one connection of its own (a long poll must not hold up heartbeats).
-    * A controller that cannot be reached is retried with a backoff, never given up on.
-    * A fetch the controller holds past its long poll by more than the quorum's fetch timeout
+    * State changes only by replay (:class:`~rackwise.image.MetadataDelta`); the records a
+      fetch makes committed are applied as one delta, so a reader never sees half an answer.
+    * The leader sends what its log holds, committed or not: batches past the high watermark
+      wait in :attr:`MetadataFollower.pending` until a later answer's high watermark covers
+      them, and a diverging epoch in an answer cuts only those (an applied record is
+      committed, and a committed record is never cut).
+    * :class:`MetadataFollower` is pure (batches in, image out); :class:`MetadataFetcher` is
+      the asyncio loop around it, over one connection of its own (a long poll must not hold
+      up heartbeats), speaking Kafka's Fetch v13 and FetchSnapshot v0 exactly as the voters do
+      (:mod:`rackwise.node.quorum_wire`), with the broker's id as the replica id.
+    * The leader is followed from the answers, as a Kafka observer follows it: an answer
+      names the current leader and epoch; FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH is
+      retried in the epoch it names, NOT_LEADER_OR_FOLLOWER moves to the leader it names
+      (by ``controller.quorum.voters``, or else by asking the controllers,
+      :mod:`rackwise.broker.controller_channel`). A controller that cannot be reached is
+      retried with a backoff, never given up on.
+    * A fetch the leader holds past its long poll by more than the quorum's fetch timeout
       (``controller.quorum.fetch.timeout.ms``, 2 s) times out: a paused leader keeps its
-      connections open, and this deadline is how the broker notices it (as a KRaft observer
-      does), forgets it and asks the controllers who leads now
-      (:mod:`rackwise.broker.controller_channel`).
+      connections open, and this deadline is how the broker notices it, forgets it and asks
+      the controllers who leads now.
 
 Algorithm
-    Fetch from ``next_offset`` with ``MaxWaitMs`` (a long poll). Batches come whole from the
-    one holding the fetch offset, so records below ``next_offset`` are skipped. When the answer
-    names a snapshot (the fetch offset is below the log's start), read it in chunks, check it
-    whole, replay it onto the empty image and go on from its end offset. An offset past the
-    log's end (OFFSET_OUT_OF_RANGE without a snapshot) means the controller's log lost what
-    this broker applied: start again from nothing, as a new broker would.
+    Fetch at the end of what is held (applied and pending) after the epoch of its last
+    batch; the leader holds the fetch while it has nothing new (its fetch max wait, 500 ms).
+    An answer with batches appends them to ``pending`` and raises the high watermark (capped
+    at what is held); every whole pending batch below it is applied. An answer with a
+    snapshot id reads the snapshot in chunks, checks it whole, replays it onto the empty
+    image and goes on from its end offset. A diverging epoch below what is applied means the
+    quorum's log lost what this broker applied: it starts again from nothing, as a new
+    broker would.
 
 Worked example
-    A new broker fetches from 0 and gets the batches at offsets 0-4 (metadata.version, its own
-    RegisterBrokerRecord at 1, ...): ``next_offset`` becomes 5 and ``applied_offset`` 4, which
-    its next heartbeat reports; the controller, seeing 4 >= 1, unfences it.
+    A new broker fetches at 0 (epoch -1 at first: the leader answers FENCED_LEADER_EPOCH
+    naming epoch 3, and the broker fetches again in epoch 3) and gets the batches at 0-4
+    (the leader's mark, metadata.version, its own RegisterBrokerRecord, ...) with high
+    watermark 5: ``applied_offset`` becomes 4, which its next heartbeat reports; the
+    controller, seeing 4 >= its registration, unfences it. A CreateTopics appends 5-7: the
+    held fetch is answered with them and high watermark 5 (pending), the next fetch at 8 is
+    answered once the voters hold them, with high watermark 8, and 5-7 are applied.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-from rackwise.common.error_codes import NONE, OFFSET_OUT_OF_RANGE
+from rackwise.common.error_codes import (
+    FENCED_LEADER_EPOCH,
+    UNKNOWN_LEADER_EPOCH,
+)
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataDelta, MetadataImage
 from rackwise.metalog.api import SnapshotId
 from rackwise.metalog.snapshots import FileSnapshotReader
-from rackwise.net import KafkaConnection, NetworkException
-from rackwise.protocol import ApiKey, ProtocolError
-from rackwise.raft.config import DEFAULT_QUORUM_FETCH_TIMEOUT_MS
-from rackwise.records import CorruptRecordException, iter_batches
+from rackwise.net import KafkaConnection
+from rackwise.raft.messages import (
+    Batch,
+    OffsetAndEpoch,
+)
 
 LOG: Final = logging.getLogger("rackwise.broker.metadata")
 
 NO_OFFSET: Final = -1
 """``applied_offset`` before any record is applied."""
 NO_EPOCH: Final = -1
+NO_LEADER: Final = -1
 DEFAULT_MAX_WAIT_MS: Final = 500
-"""How long the controller may hold a fetch while there is nothing new (Kafka's
-``replica.fetch.wait.max.ms``)."""
-DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
-SNAPSHOT_CHUNK_BYTES: Final = 8 * 1024 * 1024
+"""How long the leader may hold a fetch while there is nothing new (Kafka's
+``replica.fetch.wait.max.ms``; the leader holds it at most its own fetch max wait)."""
 RETRY_BACKOFF_S: Final = 0.1
 MAX_RETRY_BACKOFF_S: Final = 1.0
+LEADER_ERRORS: Final = frozenset({FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH})
+"""Answers in another epoch than the fetch's: fetch again in the epoch they name."""
+
+Address = tuple[str, int]
 
 
 class MetadataFetchError(RackwiseError):
@@ -76,7 +99,8 @@ class MetadataFetchError(RackwiseError):
 
 class MetadataFollower:
     """The image and where in the log it stands (pure). ``next_offset`` is the offset of the
-    next record needed; ``applied_offset`` the last one applied (-1: none)."""
+    next record to apply; ``applied_offset`` the last one applied (-1: none); ``pending`` the
+    batches fetched past the high watermark, not applied yet."""
 
     def __init__(self) -> None:
         self.reset()
@@ -85,7 +109,8 @@ class MetadataFollower:
         """Forget everything: the next fetch starts from offset 0."""
         self.image = MetadataImage()
         self.next_offset = 0
-        self.last_fetched_epoch = NO_EPOCH
+        self.applied_epoch = NO_EPOCH
+        self.pending: list[Batch] = []
         self.high_watermark = NO_OFFSET
         self.num_records_applied = 0
 
@@ -94,40 +119,82 @@ class MetadataFollower:
         return self.next_offset - 1
 
     @property
+    def fetch_offset(self) -> int:
+        """Where the next fetch starts: the end of what is held."""
+        return self.pending[-1].end_offset if self.pending else self.next_offset
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return self.pending[-1].epoch if self.pending else self.applied_epoch
+
+    @property
     def is_caught_up(self) -> bool:
-        """Whether every record the controller had committed at the last answer is applied."""
+        """Whether every record the leader had committed at the last answer is applied."""
         return self.high_watermark >= 0 and self.next_offset >= self.high_watermark
 
-    def apply_batches(self, data: bytes, high_watermark: int = NO_OFFSET) -> int:
-        """Apply the records of ``data`` (whole batches) at or after ``next_offset``, as one
-        delta; returns how many were applied. A gap (a batch starting after ``next_offset``)
-        or a record the image refuses raises, leaving the image as it was."""
-        delta = MetadataDelta(self.image)
-        next_offset = self.next_offset
-        epoch = self.last_fetched_epoch
-        applied = 0
-        for batch in iter_batches(data):
-            base = batch.base_offset
-            if base > next_offset:
+    def append(self, batches: tuple[Batch, ...], high_watermark: int = NO_OFFSET) -> int:
+        """Hold ``batches`` (the answer to a fetch at :attr:`fetch_offset`; a first batch
+        starting before it is trimmed) and apply what ``high_watermark`` commits; returns how
+        many records were applied. A gap, or a record the image refuses, raises and leaves
+        the image and what is held as they were."""
+        held = list(self.pending)
+        end = self.fetch_offset
+        for batch in batches:
+            if batch.base_offset > end:
                 raise MetadataFetchError(
-                    f"BUG: the metadata log answered a batch at offset {base} when offset "
-                    f"{next_offset} was asked for"
+                    f"BUG: the metadata log answered a batch at offset {batch.base_offset} "
+                    f"when offset {end} was asked for"
                 )
-            skip = next_offset - base
-            records = batch.records[skip:] if skip > 0 else batch.records
-            if records:
-                delta.replay_all(records)
-                applied += len(records)
-                next_offset = base + len(batch.records)
-                epoch = batch.epoch
-        if applied:
-            self.image = delta.apply()
-            self.next_offset = next_offset
-            self.last_fetched_epoch = epoch
-            self.num_records_applied += applied
-        if high_watermark >= 0:
-            self.high_watermark = high_watermark
+            if batch.end_offset <= end:
+                continue
+            skip = end - batch.base_offset
+            if skip > 0:
+                batch = Batch(end, batch.epoch, batch.records[skip:])
+            held.append(batch)
+            end = batch.end_offset
+        hw = max(self.high_watermark, min(high_watermark, end))
+        applied = self._apply_committed(held, hw)
+        self.high_watermark = hw
         return applied
+
+    def _apply_committed(self, held: list[Batch], high_watermark: int) -> int:
+        ready = 0
+        while ready < len(held) and held[ready].end_offset <= high_watermark:
+            ready += 1
+        if ready:
+            delta = MetadataDelta(self.image)
+            for batch in held[:ready]:
+                delta.replay_all(batch.records)
+            self.image = delta.apply()
+            last = held[ready - 1]
+            self.next_offset, self.applied_epoch = last.end_offset, last.epoch
+        applied = sum(len(b.records) for b in held[:ready])
+        self.num_records_applied += applied
+        self.pending = held[ready:]
+        return applied
+
+    def truncate(self, diverging: OffsetAndEpoch) -> bool:
+        """Cut the pending batches where the leader says ``diverging.epoch`` ends (or where
+        this follower's own last epoch before it ends); False when that is below what is
+        applied, and the follower has started again from nothing."""
+        local_end = self.next_offset
+        for batch in self.pending:
+            if batch.epoch > diverging.epoch:
+                break
+            local_end = batch.end_offset
+        cut = min(diverging.offset, local_end)
+        if cut < self.next_offset:
+            LOG.warning(
+                "the metadata log diverges at offset %d (epoch %d), before offset %d that "
+                "this broker applied: starting again from 0",
+                cut,
+                diverging.epoch,
+                self.next_offset,
+            )
+            self.reset()
+            return False
+        self.pending = [b for b in self.pending if b.end_offset <= cut]
+        return True
 
     def load_snapshot(self, snapshot_id: SnapshotId, data: bytes) -> int:
         """Replace the image with the snapshot in ``data`` (a whole snapshot file, checked);
@@ -142,177 +209,15 @@ class MetadataFollower:
             delta.replay_all(records)
         self.image = delta.apply()
         self.next_offset = snapshot_id.end_offset
-        self.last_fetched_epoch = snapshot_id.epoch
+        self.applied_epoch = snapshot_id.epoch
+        self.pending = []
+        self.high_watermark = max(self.high_watermark, snapshot_id.end_offset)
         self.num_records_applied += reader.record_count
         return reader.record_count
 
 
 Connector = Callable[[], Awaitable[KafkaConnection]]
-"""Opens a connection to the active controller (raises NetworkException when it cannot)."""
-
-
-class MetadataFetcher:
-    """The asyncio loop that keeps a :class:`MetadataFollower` up to date (see the module
-    docstring). ``on_change`` is called after each change of the image."""
-
-    def __init__(
-        self,
-        follower: MetadataFollower,
-        connect: Connector,
-        *,
-        node_id: int,
-        cluster_id: str | None,
-        broker_epoch: Callable[[], int] = lambda: -1,
-        max_wait_ms: int = DEFAULT_MAX_WAIT_MS,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        fetch_timeout_ms: int = DEFAULT_QUORUM_FETCH_TIMEOUT_MS,
-        on_change: Callable[[MetadataImage], None] | None = None,
-    ) -> None:
-        self.follower = follower
-        self.connect = connect
-        self.node_id = node_id
-        self.cluster_id = cluster_id
-        self.broker_epoch = broker_epoch
-        self.max_wait_ms = max_wait_ms
-        self.max_bytes = max_bytes
-        self.fetch_timeout_ms = fetch_timeout_ms
-        self.on_change = on_change
-        self._changed = asyncio.Event()
-        self._connection: KafkaConnection | None = None
-
-    # ---- waiting for the image -----------------------------------------------------------
-
-    async def wait_until(
-        self, predicate: Callable[[MetadataFollower], bool], timeout_s: float
-    ) -> bool:
-        """Wait until ``predicate(follower)`` holds (checked after each change), at most
-        ``timeout_s``; whether it holds."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while not predicate(self.follower):
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return False
-            event = self._changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), remaining)
-        return True
-
-    def _notify(self) -> None:
-        event, self._changed = self._changed, asyncio.Event()
-        event.set()
-        if self.on_change is not None:
-            self.on_change(self.follower.image)
-
-    # ---- the loop ------------------------------------------------------------------------
-
-    async def run(self) -> None:
-        """Fetch forever (until cancelled), reconnecting with a backoff."""
-        backoff = RETRY_BACKOFF_S
-        failures = 0
-        try:
-            while True:
-                try:
-                    if self._connection is None or self._connection.is_closed:
-                        self._connection = await self.connect()
-                    await self.fetch_once(self._connection)
-                    if failures:
-                        LOG.info("metadata fetch resumed after %d failed attempts", failures)
-                    backoff, failures = RETRY_BACKOFF_S, 0
-                except (
-                    NetworkException,
-                    ProtocolError,
-                    MetadataFetchError,
-                    CorruptRecordException,
-                ) as e:
-                    failures += 1
-                    LOG.log(
-                        logging.INFO if failures == 1 else logging.DEBUG,
-                        "metadata fetch failed, retrying every %.1f s at most: %s",
-                        MAX_RETRY_BACKOFF_S,
-                        e,
-                    )
-                    await self._drop_connection()
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, MAX_RETRY_BACKOFF_S)
-        finally:
-            await self._drop_connection()
-
-    async def _drop_connection(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            await connection.close()
-
-    async def fetch_once(self, connection: KafkaConnection) -> int:
-        """One FetchMetadataLog round (and the snapshot it names, if any); the number of
-        records applied."""
-        follower = self.follower
-        response = await connection.request(
-            ApiKey.FETCH_METADATA_LOG,
-            version=0,
-            timeout_s=(self.max_wait_ms + self.fetch_timeout_ms) / 1000,
-            cluster_id=self.cluster_id,
-            replica_id=self.node_id,
-            broker_epoch=self.broker_epoch(),
-            fetch_offset=follower.next_offset,
-            last_fetched_epoch=follower.last_fetched_epoch,
-            max_wait_ms=self.max_wait_ms,
-            max_bytes=self.max_bytes,
-        )
-        error = int(response.error_code)
-        if response.snapshot_end_offset >= 0:
-            snapshot_id = SnapshotId(
-                int(response.snapshot_end_offset), int(response.snapshot_epoch)
-            )
-            count = await self._fetch_snapshot(connection, snapshot_id)
-            follower.high_watermark = int(response.high_watermark)
-            self._notify()
-            return count
-        if error == OFFSET_OUT_OF_RANGE:
-            LOG.warning(
-                "the metadata log ends before offset %d (it ends at %d): starting again from 0",
-                follower.next_offset,
-                response.high_watermark,
-            )
-            follower.reset()
-            self._notify()
-            return 0
-        if error != NONE:
-            raise MetadataFetchError(f"FetchMetadataLog error {error}: {response.error_message}")
-        count = follower.apply_batches(bytes(response.records), int(response.high_watermark))
-        if count:
-            self._notify()
-        return count
-
-    async def _fetch_snapshot(self, connection: KafkaConnection, snapshot_id: SnapshotId) -> int:
-        chunks: list[bytes] = []
-        position = 0
-        size = None
-        while size is None or position < size:
-            response = await connection.request(
-                ApiKey.FETCH_METADATA_SNAPSHOT,
-                version=0,
-                cluster_id=self.cluster_id,
-                replica_id=self.node_id,
-                snapshot_end_offset=snapshot_id.end_offset,
-                snapshot_epoch=snapshot_id.epoch,
-                position=position,
-                max_bytes=SNAPSHOT_CHUNK_BYTES,
-            )
-            error = int(response.error_code)
-            if error != NONE:
-                raise MetadataFetchError(
-                    f"FetchMetadataSnapshot {snapshot_id} error {error}: {response.error_message}"
-                )
-            data = bytes(response.bytes)
-            if int(response.position) != position or (not data and position < response.size):
-                raise MetadataFetchError(
-                    f"snapshot {snapshot_id}: asked for position {position}, got "
-                    f"{response.position} with {len(data)} bytes"
-                )
-            size = int(response.size)
-            chunks.append(data)
-            position += len(data)
-        count = self.follower.load_snapshot(snapshot_id, b"".join(chunks))
-        LOG.info("loaded metadata snapshot %s: %d records", snapshot_id, count)
-        return count
+"""Opens a connection to the quorum's leader as the controllers name it (raises
+NetworkException when it cannot)."""
+AddressConnector = Callable[[Address], Awaitable[KafkaConnection]]
+"""Opens a connection to the controller at an address."""

@@ -46,7 +46,8 @@ from rackwise.broker.data_plane import DataPlane
 from rackwise.broker.forwarding import Forwarder, ImagePredicate
 from rackwise.broker.isr import IsrManager
 from rackwise.broker.log_dirs import DirectoryAssigner
-from rackwise.broker.metadata_follower import MetadataFetcher, MetadataFollower
+from rackwise.broker.metadata_fetcher import MetadataFetcher
+from rackwise.broker.metadata_follower import MetadataFollower
 from rackwise.broker.producer_ids import RpcProducerIdManager
 from rackwise.broker.requests import BrokerApis, answer
 from rackwise.common.error_codes import BROKER_ID_NOT_REGISTERED, NONE, STALE_BROKER_EPOCH
@@ -142,7 +143,9 @@ class Broker:
             self._connect,
             node_id=self.node_id,
             cluster_id=self.cluster_id,
-            broker_epoch=lambda: self.broker_epoch,
+            voters={v.node_id: (v.host, v.port) for v in config.voters},
+            connect_to=self.controller_channel.open,
+            forget=self.controller_channel.forget_leader,
             fetch_timeout_ms=int(
                 config.properties.get(QUORUM_FETCH_TIMEOUT_MS, DEFAULT_QUORUM_FETCH_TIMEOUT_MS)
             ),

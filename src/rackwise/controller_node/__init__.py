@@ -9,7 +9,7 @@ voter, three or five.
   (:mod:`~rackwise.controller_node.timers`) and the requests it answers itself
   (:mod:`~rackwise.controller_node.handlers`).
 * :mod:`~rackwise.controller_node.quorum_driver` runs the node's Raft state machine over
-  Kafka's own APIs (:mod:`~rackwise.controller_node.quorum_wire`).
+  Kafka's own APIs (:mod:`~rackwise.node.quorum_wire`).
 * :mod:`~rackwise.controller_node.requests`: the listener's dispatch table;
   :mod:`~rackwise.controller_node.apis` turns wire requests into
   :mod:`rackwise.controller.messages` and replies back into wire responses.

@@ -1,18 +1,14 @@
 """The requests the controller node answers itself rather than through the dispatch table
 (:mod:`rackwise.controller_node.requests`): the brokers' lifecycle (BrokerRegistration,
-BrokerHeartbeat, AllocateProducerIds), which the node logs and its fencing follows; the metadata
-log for brokers (FetchMetadataLog, with a long poll, and FetchMetadataSnapshot when what a
-broker needs is only in a snapshot); DescribeQuorum, from the Raft leader's view of its voters;
-NOT_CONTROLLER from a voter that is not the active controller; and ApiVersions, answered on the
-listener's thread.
+BrokerHeartbeat, AllocateProducerIds), which the node logs and its fencing follows;
+DescribeQuorum, from the Raft leader's view of its voters and observers (the brokers, which
+follow the metadata log with the voters' own Fetch and FetchSnapshot); NOT_CONTROLLER from a
+voter that is not the active controller; and ApiVersions, answered on the listener's thread.
 
 Constraints
     * A write is answered only once its records are durable: the lifecycle handlers hand their
       command to the node's group commit (``submit``) and return its response.
-    * Brokers read only what is committed (:meth:`CommittedLog.committed_end_offset`: the
-      high watermark, which a single voter moves on its own fsync). A fetch at that
-      end waits for the next commit, at most ``MaxWaitMs`` (and :data:`MAX_FETCH_WAIT_MS`).
-    * A request naming another cluster's id is refused with INCONSISTENT_CLUSTER_ID.
+    * A registration naming another cluster's id is refused with INCONSISTENT_CLUSTER_ID.
     * Logged, one line each: registrations, brokers unfenced (caught up) and fenced at their
       own request, producer id blocks handed out, refused registrations, heartbeats and
       producer id requests with Kafka's error name and code. Incarnation ids are in Kafka's
@@ -22,7 +18,7 @@ Constraints
 Worked example
     A broker connects, sends ApiVersions, BrokerRegistration (epoch 2: the offset of its
     RegisterBrokerRecord on a fresh log, after the leader's mark at 0 and ``metadata.version``
-    at 1), FetchMetadataLog from 0 (records 0-2 as raw batches, high watermark 3), then
+    at 1), Fetch from 0 as an observer (records 0-2, high watermark 3), then
     BrokerHeartbeat with offset 2: it is unfenced (a record at offset 3) and the reply says
     ``is_fenced=False``.
 """
@@ -32,45 +28,34 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
 from rackwise.common.error_codes import (
     INCONSISTENT_CLUSTER_ID,
     NOT_LEADER_OR_FOLLOWER,
-    OFFSET_OUT_OF_RANGE,
-    POSITION_OUT_OF_RANGE,
-    SNAPSHOT_NOT_FOUND,
 )
-from rackwise.common.errors import RackwiseError
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller
 from rackwise.controller_node.apis import brokers
 from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
-from rackwise.metalog import OffsetOutOfRangeException, SnapshotId
 from rackwise.metalog.replicated import ReplicatedMetadataLog
 from rackwise.net import CloseConnection, current_connection
 from rackwise.node.config import NodeConfig
 from rackwise.protocol import (
-    ApiKey,
     FinalizedFeature,
     Listener,
     Request,
     Response,
     SupportedFeature,
     api_versions_response,
-    make,
-    response_class,
 )
+from rackwise.raft.leader import ReplicaProgress
 from rackwise.records import kafka_uuid
 from rackwise.records.constants import METADATA_VERSION_FEATURE
 
 LOG: Final = logging.getLogger("rackwise.controller")
 MIN_METADATA_VERSION_LEVEL: Final = 7
 """The lowest ``metadata.version`` this software supports (3.3-IV3, Kafka's KRaft minimum)."""
-MAX_SNAPSHOT_CHUNK_BYTES: Final = 16 << 20
-"""The most snapshot bytes one FetchMetadataSnapshot response carries."""
-MAX_FETCH_WAIT_MS: Final = 60_000
 
 # Kafka's error codes these answers use.
 NO_TIMESTAMP: Final = -1
@@ -92,23 +77,6 @@ class Submit(Protocol):
 
 Features = tuple[tuple[tuple[str, int], ...], int]
 """The finalized features of the last commit and their epoch."""
-
-
-class CommittedLog(Protocol):
-    """What the metadata-log handlers read of the node."""
-
-    @property
-    def log(self) -> ReplicatedMetadataLog | None:
-        """The metadata log; None once the node closed it."""
-        ...
-
-    def committed_end_offset(self) -> int:
-        """The end of what brokers may read."""
-        ...
-
-    async def next_commit(self, timeout_s: float) -> None:
-        """Until the next commit, or ``timeout_s``."""
-        ...
 
 
 def cluster_id_mismatch(expected: str | None, cluster_id: str | None) -> str | None:
@@ -224,143 +192,40 @@ async def allocate_producer_ids(
     return await submit(run, fail)
 
 
-# ---- the metadata log, for brokers -----------------------------------------------------------
-
-
-def _fetch_log_response(source: CommittedLog, **values: Any) -> Response:
-    log = source.log
-    assert log is not None
-    fields: dict[str, Any] = {
-        "throttle_time_ms": 0,
-        "error_code": 0,
-        "error_message": None,
-        "high_watermark": source.committed_end_offset(),
-        "log_start_offset": log.start_offset,
-        "snapshot_end_offset": -1,
-        "snapshot_epoch": -1,
-        "records": b"",
-    }
-    fields.update(values)
-    return make(response_class(ApiKey.FETCH_METADATA_LOG, 0), fields)
-
-
-async def fetch_log(source: CommittedLog, request: Request, *, cluster_id: str | None) -> Response:
-    """FetchMetadataLog: the committed records from ``fetch_offset``, after waiting for the
-    next commit if there are none yet; the latest snapshot's id when the offset is before the
-    log's start."""
-    body = request.body
-    mismatch = cluster_id_mismatch(cluster_id, body.cluster_id)
-    if mismatch is not None:
-        return _fetch_log_response(
-            source, error_code=INCONSISTENT_CLUSTER_ID, error_message=mismatch
-        )
-    log = source.log
-    assert log is not None
-    offset = int(body.fetch_offset)
-    if offset < log.start_offset:
-        snapshot = log.latest_snapshot_id()
-        if snapshot is None:
-            return _fetch_log_response(
-                source,
-                error_code=OFFSET_OUT_OF_RANGE,
-                error_message=f"offset {offset} is before the log's start and no snapshot",
-            )
-        return _fetch_log_response(
-            source, snapshot_end_offset=snapshot.end_offset, snapshot_epoch=snapshot.epoch
-        )
-    if offset > log.end_offset:
-        return _fetch_log_response(
-            source,
-            error_code=OFFSET_OUT_OF_RANGE,
-            error_message=f"offset {offset} is past the log's end {log.end_offset}",
-        )
-    wait_ms = min(max(int(body.max_wait_ms), 0), MAX_FETCH_WAIT_MS)
-    if offset >= source.committed_end_offset() and wait_ms > 0:
-        await source.next_commit(wait_ms / 1000)
-        log = source.log
-        if log is None:
-            raise RackwiseError("the controller is shutting down")
-    if offset < log.start_offset:  # a snapshot moved the log's start while waiting
-        return await fetch_log(source, request, cluster_id=cluster_id)
-    try:
-        data = (
-            log.read_raw(offset, max(int(body.max_bytes), 1))
-            if offset < source.committed_end_offset()
-            else b""
-        )
-    except OffsetOutOfRangeException:
-        return await fetch_log(source, request, cluster_id=cluster_id)
-    return _fetch_log_response(source, records=data)
-
-
-def fetch_snapshot(log: ReplicatedMetadataLog, request: Request) -> Response:
-    """FetchMetadataSnapshot: a chunk of a snapshot file from ``position``."""
-    body = request.body
-    snapshot_id = SnapshotId(int(body.snapshot_end_offset), int(body.snapshot_epoch))
-    values: dict[str, Any] = {
-        "throttle_time_ms": 0,
-        "error_code": 0,
-        "error_message": None,
-        "snapshot_end_offset": snapshot_id.end_offset,
-        "snapshot_epoch": snapshot_id.epoch,
-        "size": -1,
-        "position": -1,
-        "bytes": b"",
-    }
-    cls = response_class(ApiKey.FETCH_METADATA_SNAPSHOT, 0)
-    path = Path(log.directory) / snapshot_id.file_name()
-    try:
-        with path.open("rb") as f:
-            size = f.seek(0, 2)
-            position = int(body.position)
-            if not 0 <= position <= size:
-                values.update(
-                    error_code=POSITION_OUT_OF_RANGE,
-                    error_message=f"position {position} is outside the snapshot's {size} bytes",
-                )
-                return make(cls, values)
-            f.seek(position)
-            chunk = f.read(min(max(int(body.max_bytes), 1), MAX_SNAPSHOT_CHUNK_BYTES))
-    except FileNotFoundError:
-        values.update(
-            error_code=SNAPSHOT_NOT_FOUND,
-            error_message=f"snapshot {snapshot_id.file_name()} does not exist",
-        )
-        return make(cls, values)
-    values.update(size=size, position=position, bytes=chunk)
-    return make(cls, values)
-
-
 # ---- the quorum and the features -------------------------------------------------------------
 
 
 def describe_quorum(
     version: int, config: NodeConfig, log: ReplicatedMetadataLog, now_monotonic_ms: int
 ) -> Response:
-    """DescribeQuorum from the Raft leader's view of the voters (one voter or several); a
-    voter that does not lead answers NOT_LEADER_OR_FOLLOWER with the leader it knows. A
-    voter's times are wall-clock ms (-1: it has not fetched in this epoch); the leader's own
-    are now."""
+    """DescribeQuorum from the Raft leader's view of the voters (one voter or several) and of
+    the observers, the brokers fetching the log (forgotten after five minutes without a
+    fetch, as Kafka's leader forgets them); a voter that does not lead answers
+    NOT_LEADER_OR_FOLLOWER with the leader it knows. Times are wall-clock ms (-1: not since
+    this epoch began); the leader's own are now."""
     raft = log.raft
     leader = raft.leader
     voters: list[dict[str, Any]] = []
+    observers: list[dict[str, Any]] = []
     if leader is not None:
         wall = time.time_ns() // 1_000_000
-        voters = [
-            {
-                "replica_id": voter,
+
+        def state(replica_id: int, p: ReplicaProgress) -> dict[str, Any]:
+            local = replica_id == leader.local_id
+            return {
+                "replica_id": replica_id,
                 "replica_directory_id": None,
                 "log_end_offset": NO_OFFSET if p.end_offset is None else p.end_offset,
                 "last_fetch_timestamp": wall
-                if voter == leader.local_id
+                if local
                 else _wall(p.last_fetch_time_ms, now_monotonic_ms, wall),
                 "last_caught_up_timestamp": wall
-                if voter == leader.local_id
+                if local
                 else _wall(p.last_caught_up_time_ms, now_monotonic_ms, wall),
             }
-            for voter in leader.voters
-            for p in (leader.replicas[voter],)
-        ]
+
+        voters = [state(voter, leader.replicas[voter]) for voter in leader.voters]
+        observers = [state(r, p) for r, p in leader.observers(now_monotonic_ms).items()]
     return describe_quorum_response(
         version,
         config,
@@ -368,6 +233,7 @@ def describe_quorum(
         leader_epoch=raft.epoch,
         high_watermark=log.high_watermark,
         voters=voters,
+        observers=observers,
         error_code=0 if leader is not None else NOT_LEADER_OR_FOLLOWER,
     )
 

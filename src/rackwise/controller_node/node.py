@@ -10,8 +10,8 @@ Goals
     Brokers register (BrokerRegistration), heartbeat (BrokerHeartbeat), change the ISRs of
     the partitions they lead (AlterPartition, through the same group commit as every write),
     take blocks of producer ids for their idempotent producers (AllocateProducerIds, likewise)
-    and follow the metadata log (FetchMetadataLog, with a long poll, and
-    FetchMetadataSnapshot when what they need is only in a snapshot); they forward admin
+    and follow the metadata log as the quorum's observers (the voters' Fetch, long-polled,
+    and FetchSnapshot when what they need is only in a snapshot); they forward admin
     writes (CreateTopics, CreatePartitions, DeleteTopics, IncrementalAlterConfigs) and
     KIP-879's CreateReplicaPlacement as the same requests; DescribeConfigs is answered from
     the controller's image. A timer fences brokers whose lease ran out; another moves
@@ -50,11 +50,13 @@ Constraints
       NOT_CONTROLLER; the broker retries, and a retried write is refused if it was applied
       after all (TOPIC_ALREADY_EXISTS for a CreateTopics), as Kafka's controller does. A voter
       that is not the active controller answers controller requests with NOT_CONTROLLER (41);
-      brokers' metadata fetches are served by any voter, up to what it knows is committed.
+      brokers fetch the metadata log from the quorum's leader, as observers: another voter
+      answers NOT_LEADER_OR_FOLLOWER naming the leader it knows.
     * The quorum's own requests (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch,
       FetchSnapshot) go to the driver; the only voter of its quorum has no other voter to
-      hear them from and closes the connection. DescribeQuorum is answered from the leader's
-      view of the voters (:func:`~rackwise.controller_node.handlers.describe_quorum`).
+      hear them from and closes the connection, but for the brokers' Fetch and
+      FetchSnapshot. DescribeQuorum is answered from the leader's view of the voters and
+      the observers (:func:`~rackwise.controller_node.handlers.describe_quorum`).
     * Quorum settings are Kafka's keys (``controller.quorum.election.timeout.ms`` and the
       rest, :func:`rackwise.raft.config.quorum_config`).
     * Logged, one line each: the log opened, each quorum epoch and its leader, becoming and
@@ -71,8 +73,8 @@ Algorithm
     stop its timers, fail waiting writes). ``_on_commit(hw)``: wake the brokers' fetches;
     answer the writes whose group ends at or below ``hw``; if leading and ``hw`` passed the
     epoch's start offset and no controller is active, activate, starting its timers
-    (:mod:`rackwise.controller_node.timers`). A fetch at the log's end waits for the next
-    commit, or ``MaxWaitMs``.
+    (:mod:`rackwise.controller_node.timers`). A fetch at the log's end is held by the
+    state machine until there is more to send, or its fetch max wait.
 
 Worked example
     A single controller starts on an empty directory: it stands at once, leads epoch 1 and
@@ -125,6 +127,8 @@ QUORUM_APIS: Final = frozenset(
         ApiKey.FETCH_SNAPSHOT,
     }
 )
+OBSERVER_APIS: Final = frozenset({ApiKey.FETCH, ApiKey.FETCH_SNAPSHOT})
+"""What brokers send too: they follow the metadata log as observers of the quorum."""
 
 
 def monotonic_ms() -> int:
@@ -157,7 +161,6 @@ class ControllerNode:
         self.fatal: BaseException | None = None
         self.stopped = asyncio.Event()
         self._queue: asyncio.Queue[Command] = asyncio.Queue()
-        self._committed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._active_tasks: list[asyncio.Task[None]] = []
         self._awaiting: list[tuple[int, list[tuple[Command, Any]]]] = []
@@ -259,7 +262,7 @@ class ControllerNode:
             command = self._queue.get_nowait()
             if not command.future.done():
                 command.future.set_exception(RackwiseError("the controller is shutting down"))
-        self._wake_fetchers()
+        self._publish_features()
         if self.log is not None:
             self.log.close()
             self.log = None
@@ -281,7 +284,7 @@ class ControllerNode:
             self._deactivate(f"epoch {epoch} began (leader {leader_id})")
 
     def _on_commit(self, high_watermark: int) -> None:
-        self._wake_fetchers()
+        self._publish_features()
         ready = [group for group in self._awaiting if group[0] <= high_watermark]
         self._awaiting = [group for group in self._awaiting if group[0] > high_watermark]
         for _, outcomes in ready:
@@ -413,7 +416,7 @@ class ControllerNode:
             log.snapshot_epoch = log.epoch
         self._snapshots.maybe_start(controller, log)
 
-    # ---- the listener's thread, and the fetchers -----------------------------------------
+    # ---- the listener's thread -----------------------------------------------------------
 
     def _note_arrival(self, request: Request) -> None:
         """On the listener's thread: a heartbeat arrived (its lease counts from now)."""
@@ -444,22 +447,6 @@ class ControllerNode:
         epoch = controller.end_offset - 1 if features else -1
         self._features = (tuple(sorted(features.items())), epoch)
 
-    def _wake_fetchers(self) -> None:
-        self._publish_features()
-        self._committed.set()
-        self._committed = asyncio.Event()
-
-    def committed_end_offset(self) -> int:
-        """The end of what brokers may read: the high watermark."""
-        log = self.log
-        assert log is not None
-        return log.high_watermark
-
-    async def next_commit(self, timeout_s: float) -> None:
-        """Until the next commit, or ``timeout_s``."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._committed.wait(), timeout_s)
-
     # ---- requests ------------------------------------------------------------------------
 
     async def handle(self, request: Request) -> Response:
@@ -467,6 +454,8 @@ class ControllerNode:
         key = request.header.api_key
         log = self.log
         assert log is not None
+        if key in OBSERVER_APIS and self.driver is not None:
+            return await self.driver.handle(request)  # a broker following the log, or a voter
         if key in QUORUM_APIS:
             if self.driver is None or self.config.voter_ids <= {self.config.node_id}:
                 # From a controller that takes this one for a member of a larger quorum.
@@ -479,10 +468,6 @@ class ControllerNode:
             return handlers.describe_quorum(
                 request.header.api_version, self.config, log, self.clock()
             )
-        if key == ApiKey.FETCH_METADATA_LOG:
-            return await handlers.fetch_log(self, request, cluster_id=self.config.cluster_id)
-        if key == ApiKey.FETCH_METADATA_SNAPSHOT:
-            return handlers.fetch_snapshot(log, request)
         controller = self.controller
         if controller is None:
             return handlers.refuse(request, self._not_controller())

@@ -3,16 +3,18 @@ by the quorum requests other controllers send, and by their answers to ours.
 
 Goals
     Controllers of ``controller.quorum.voters`` elect a leader and replicate the metadata log
-    over Kafka's own APIs (:mod:`rackwise.controller_node.quorum_wire`), each answer reaching
+    over Kafka's own APIs (:mod:`rackwise.node.quorum_wire`), each answer reaching
     the state machine as soon as it arrives.
 
 Constraints
     The state machine is called on the event loop only, one input at a time, and never
     waits: messages it sends to a peer go out on a task of their own over one connection per
     peer (opened when first needed, dropped on any error; the state machine's own timers
-    retry). A request from a peer is answered when the state machine sends the answer (a
-    Fetch with nothing new may be held up to 500 ms); one that is never answered (the voter
-    stopped leading meanwhile) gets an error answer after the request timeout.
+    retry). A request from a peer (another voter, or a broker following the log as an
+    observer) is answered when the state machine sends the answer (a Fetch with nothing new
+    may be held up to 500 ms); one that is never answered (the voter stopped leading
+    meanwhile) gets an error answer after the request timeout. A request naming another
+    cluster's id is refused with INCONSISTENT_CLUSTER_ID, as Kafka's raft client does.
 
 Algorithm
     ``_timer_loop``: sleep until the state machine's next deadline (or until an input may have
@@ -36,16 +38,17 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from rackwise.common.error_codes import NOT_LEADER_OR_FOLLOWER
-from rackwise.controller_node.quorum_wire import (
+from rackwise.common.error_codes import INCONSISTENT_CLUSTER_ID, NOT_LEADER_OR_FOLLOWER
+from rackwise.metalog.replicated import ReplicatedMetadataLog
+from rackwise.net import KafkaConnection
+from rackwise.node.quorum_wire import (
     RaftRequest,
+    error_response,
     parse_request,
     parse_response,
     request_for,
     response_for,
 )
-from rackwise.metalog.replicated import ReplicatedMetadataLog
-from rackwise.net import KafkaConnection
 from rackwise.protocol import Request, Response
 from rackwise.raft.config import VoterEndpoint
 from rackwise.raft.messages import (
@@ -209,6 +212,9 @@ class QuorumDriver:
     async def handle(self, request: Request) -> Response:
         """The answer to a quorum request from another controller."""
         header = request.header
+        cluster_id = getattr(request.body, "cluster_id", None)
+        if self.cluster_id is not None and cluster_id is not None and cluster_id != self.cluster_id:
+            return error_response(header.api_key, header.api_version, INCONSISTENT_CLUSTER_ID)
         source, message = parse_request(header.api_key, request.body)
         key = (source, ANSWER_TYPES[type(message)])
         superseded = self._waiting.pop(key, None)

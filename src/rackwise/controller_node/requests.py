@@ -231,11 +231,13 @@ def describe_quorum_response(
     leader_epoch: int,
     high_watermark: int,
     voters: list[dict[str, Any]],
+    observers: list[dict[str, Any]] | None = None,
     error_code: int = 0,
 ) -> Response:
     """DescribeQuorum's answer for ``__cluster_metadata``-0: the leader, its epoch and high
-    watermark, each voter's state, and the voters' endpoints on this controller's listener (a
-    controller named in no ``controller.quorum.voters`` gives its own)."""
+    watermark, each voter's and observer's state, and the voters' endpoints on this
+    controller's listener (a controller named in no ``controller.quorum.voters`` gives its
+    own)."""
     endpoint = config.controller_endpoint
     addresses = [(v.node_id, v.host, v.port) for v in config.voters] or [
         (config.node_id, endpoint.host, endpoint.port)
@@ -248,7 +250,7 @@ def describe_quorum_response(
         "leader_epoch": leader_epoch,
         "high_watermark": high_watermark,
         "current_voters": voters,
-        "observers": [],
+        "observers": observers or [],
     }
     return make(
         response_class(ApiKey.DESCRIBE_QUORUM, version),

@@ -12,9 +12,9 @@ Goals
 Constraints
     * One request per connection in processing: as Kafka mutes a channel while its request is
       in flight, the next frame is not read before the previous response is written.
-      Concurrency comes from connections: a peer that wants a long poll (FetchMetadataLog) and
-      heartbeats at once opens two. One exception, for throughput at acks=all: a Produce
-      handler that has appended and only waits for the followers calls
+      Concurrency comes from connections: a peer that wants a long poll (a broker's Fetch of
+      the metadata log) and heartbeats at once opens two. One exception, for throughput at
+      acks=all: a Produce handler that has appended and only waits for the followers calls
       :func:`let_next_request_in`, and the connection reads its next request meanwhile (up
       to :data:`MAX_WAITING_PRODUCES` waiting). The appends stay in the order of the
       requests (the next one is read only after this one's appends), the answers are written

@@ -11,6 +11,8 @@
   :mod:`~rackwise.node.loop_thread`, an event loop on a thread of its own.
 * :mod:`~rackwise.node.acl_apis`: the ACL APIs as both listeners answer them without an
   authorizer.
+* :mod:`~rackwise.node.quorum_wire`: the Raft messages on Kafka's Fetch, FetchSnapshot, Vote,
+  BeginQuorumEpoch and EndQuorumEpoch, which the voters exchange and a broker fetches with.
 
 The processes themselves have packages of their own: :mod:`rackwise.broker`,
 :mod:`rackwise.controller_node`, the group coordinator's :mod:`rackwise.coordinator`, and the

@@ -12,9 +12,8 @@ that the rest of rackwise never imports kio.
   (:class:`Response`: what a handler answers) to frames.
 * :mod:`~rackwise.protocol.client`: requests to frames, response frames to messages.
 * :mod:`~rackwise.protocol.api_versions`: ApiVersions responses with Kafka's rules.
-* :mod:`~rackwise.protocol.messages`: rackwise's own messages (CreateReplicaPlacement,
-  FetchMetadataLog, FetchMetadataSnapshot), schema first (``schemas/*.json``), with the
-  metadata records' schema loader and codec.
+* :mod:`~rackwise.protocol.messages`: rackwise's own messages (CreateReplicaPlacement),
+  schema first (``schemas/*.json``), with the metadata records' schema loader and codec.
 * :mod:`~rackwise.protocol.values`: :func:`make` builds any message from plain values.
 * :mod:`~rackwise.protocol.fetch_response`: Fetch responses written around their record
   batches, as buffers (:func:`encode_response_buffers`; a handler may answer with

@@ -70,15 +70,13 @@ Algorithm
     forwarded by the broker to the active controller when they write) and ``controller``
     (brokers: registration, heartbeats, partition leaders' ISR changes (AlterPartition 2-3:
     Kafka 4 dropped 0-1, which named topics by name), blocks of producer ids
-    (AllocateProducerIds 0), the metadata log, and the forwarded admin writes;
+    (AllocateProducerIds 0), the metadata log as Raft observers (Fetch 1 and FetchSnapshot 59,
+    beside the voters' Vote, BeginQuorumEpoch and EndQuorumEpoch), and the forwarded admin writes;
     DescribeConfigs, IncrementalAlterConfigs and AlterConfigs, as Kafka's controller serves
     them to admin clients that bootstrap from it). rackwise's own APIs use keys from 1000, clear of
     Kafka's (0-92 as of Kafka 4.2; KIP-879's 68 is now ConsumerGroupHeartbeat's):
 
-    * 1000 CreateReplicaPlacement (KIP-879), on both listeners;
-    * 1001 FetchMetadataLog and 1002 FetchMetadataSnapshot, on the controller listener: brokers
-      read the metadata log with these rather than Kafka's Fetch on ``__cluster_metadata``,
-      because rackwise's record batches are not Kafka's v2 batches (see the schemas).
+    * 1000 CreateReplicaPlacement (KIP-879), on both listeners.
 
     Clients ignore keys they do not know (kafka-python keeps them in its version map, and only
     ``KafkaAdminClient.api_versions()``, which maps every key to its ``ApiKey`` enum, fails on
@@ -159,8 +157,6 @@ class ApiKey(enum.IntEnum):
     LIST_CONFIG_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
     CREATE_REPLICA_PLACEMENT = 1000
-    FETCH_METADATA_LOG = 1001
-    FETCH_METADATA_SNAPSHOT = 1002
 
 
 class Listener(enum.Enum):
@@ -223,8 +219,6 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.FETCH_SNAPSHOT, 0, 1, CONTROLLER_ONLY),
     (ApiKey.ASSIGN_REPLICAS_TO_DIRS, 0, 0, CONTROLLER_ONLY),
     (ApiKey.CREATE_REPLICA_PLACEMENT, 0, 0, BOTH),
-    (ApiKey.FETCH_METADATA_LOG, 0, 0, CONTROLLER_ONLY),
-    (ApiKey.FETCH_METADATA_SNAPSHOT, 0, 0, CONTROLLER_ONLY),
 )
 """(api key, lowest, highest version, listeners) as Kafka 4.1 accepts them; the effective table
 is this intersected with the versions that have classes."""

@@ -232,10 +232,11 @@ class RaftClient(VoteMixin, FetchMixin):
         elif self.role is Role.FOLLOWER:
             times.append(self.fetch_deadline_ms)
             times.extend(self._follower_timers())
-        elif self.leader is not None and len(self.voters) > 1:
-            times.append(self.leader.check_quorum_deadline_ms)
-            times.append(self.leader.begin_quorum_resend_ms)
-            times.extend(h.deadline_ms for h in self.leader.held.values())
+        elif self.leader is not None:
+            if len(self.voters) > 1:
+                times.append(self.leader.check_quorum_deadline_ms)
+                times.append(self.leader.begin_quorum_resend_ms)
+            times.extend(h.deadline_ms for h in self.leader.held.values())  # observers' too
         return min(times) if times else None
 
     # --- the loop --------------------------------------------------------------------------
@@ -465,7 +466,7 @@ class RaftClient(VoteMixin, FetchMixin):
     def _append_as_leader(self, batch: Batch, now_ms: int) -> None:
         self.log.append((batch,))
         self.out.append(AppendBatches((batch,)))
-        self._answer_held_fetches(now_ms)
+        self._answer_held_fetches(now_ms, voters_only=True)
 
     def _emit_commits(self) -> None:
         if self.high_watermark <= self.applied_offset:

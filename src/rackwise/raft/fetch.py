@@ -16,9 +16,10 @@ Algorithm
     Leader, on Fetch: refuse an older epoch (FENCED_LEADER_EPOCH) or a newer one
     (UNKNOWN_LEADER_EPOCH); validate the position against the log (snapshot / diverging /
     valid); on valid record the fetch, move the high watermark, and answer with the batches
-    from there, or hold the fetch (at most ``fetch_max_wait_ms``) if there is none and the
-    fetcher already knows the high watermark. Held fetches are answered when a batch is
-    appended or the high watermark moves.
+    from there, or hold the fetch (at most its max wait and ``fetch_max_wait_ms``) if there is
+    none and the fetcher already knows the high watermark (a reader that is no replica, the
+    high watermark is at or past its offset). Held fetches are answered when the high
+    watermark moves, and the voters' also when a batch is appended.
     Follower, on the answer: an error retries after the retry backoff; a diverging epoch cuts
     the log (``truncate_to_end_offset``); a snapshot id starts a FetchSnapshot from byte 0;
     batches are appended and flushed, and the high watermark becomes the leader's, capped at
@@ -257,9 +258,13 @@ class FetchMixin:
             self._answer_fetch(now_ms, req)
             return
         progress = leader.replicas.get(req.replica_id)
-        knows_hw = progress is not None and progress.last_sent_high_watermark == self.high_watermark
-        if req.fetch_offset == self.log.end_offset and knows_hw:
-            leader.held[req.replica_id] = HeldFetch(req, now_ms + self.config.fetch_max_wait_ms)
+        if progress is None:  # an untracked reader: only the high watermark can tell it more
+            knows_hw = req.fetch_offset <= self.high_watermark
+        else:
+            knows_hw = progress.last_sent_high_watermark == self.high_watermark
+        wait_ms = min(req.max_wait_ms, self.config.fetch_max_wait_ms)
+        if req.fetch_offset == self.log.end_offset and knows_hw and wait_ms > 0:
+            leader.held[req.replica_id] = HeldFetch(req, now_ms + wait_ms)
             return
         self._answer_fetch(now_ms, req)
 
@@ -277,12 +282,17 @@ class FetchMixin:
             progress.last_sent_high_watermark = self.high_watermark
         self._send_fetch_response(req, NONE, batches=batches)
 
-    def _answer_held_fetches(self, now_ms: int) -> None:
+    def _answer_held_fetches(self, now_ms: int, *, voters_only: bool = False) -> None:
+        """Answer the held fetches (``voters_only``: the voters', after an append: a voter
+        needs the new batch to commit it, an observer can use it only once it is committed,
+        so its fetch waits for the high watermark and gets batch and commit in one answer)."""
         if self.leader is None:
             return
-        held, self.leader.held = self.leader.held, {}
-        for replica_id in sorted(held):
-            self._answer_fetch(now_ms, held[replica_id].request)
+        held = self.leader.held
+        due = {r: h for r, h in held.items() if not voters_only or r in self.voters}
+        for replica_id in sorted(due):
+            del held[replica_id]
+            self._answer_fetch(now_ms, due[replica_id].request)
 
     def _send_fetch_response(
         self,

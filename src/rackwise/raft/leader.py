@@ -4,6 +4,8 @@ and the fetches it holds until there is something to answer.
 
 Goals
     A record is committed once a majority of voters hold it durably, and never earlier.
+    Observers (brokers, which fetch but never vote) are tracked beside the voters for
+    DescribeQuorum and never count towards the high watermark.
 
 Constraints
     Raft's rule for a new leader: the high watermark moves only to an offset past the leader's
@@ -28,9 +30,14 @@ Worked example
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from rackwise.raft.messages import FetchRequest
 from rackwise.raft.roles import CHECK_QUORUM_TIMEOUT_FACTOR, majority
+
+OBSERVER_SESSION_TIMEOUT_MS: Final = 300_000
+"""An observer that has not fetched for this long is forgotten (Kafka's
+``LeaderState.OBSERVER_SESSION_TIMEOUT_MS``, five minutes)."""
 
 
 @dataclass(slots=True)
@@ -90,12 +97,18 @@ class LeaderState:
     ) -> None:
         """A fetch by ``replica_id`` at ``fetch_offset`` (durable on it) was accepted."""
         progress = self.record_contact(replica_id, now_ms)
+        if progress is None:
+            return
         progress.end_offset = fetch_offset
         if fetch_offset >= leader_end:
             progress.last_caught_up_time_ms = now_ms
 
-    def record_contact(self, replica_id: int, now_ms: int) -> ReplicaProgress:
-        """``replica_id`` fetched (a log or a snapshot) in this epoch: it follows this leader."""
+    def record_contact(self, replica_id: int, now_ms: int) -> ReplicaProgress | None:
+        """``replica_id`` fetched (a log or a snapshot) in this epoch: it follows this leader,
+        as a voter or an observer (a broker). A negative id is a reader that is no replica
+        and is not tracked (None), as Kafka's leader ignores it."""
+        if replica_id < 0 or replica_id == self.local_id:
+            return None
         progress = self.replicas.setdefault(replica_id, ReplicaProgress())
         progress.last_fetch_time_ms = now_ms
         if replica_id in self.voters:
@@ -105,6 +118,15 @@ class LeaderState:
                 self.fetched_voters.clear()
                 self.check_quorum_deadline_ms = now_ms + self.check_quorum_timeout_ms
         return progress
+
+    def observers(self, now_ms: int) -> dict[int, ReplicaProgress]:
+        """The replicas that fetch but do not vote (brokers), by id; those that have not
+        fetched for :data:`OBSERVER_SESSION_TIMEOUT_MS` are forgotten first."""
+        for replica_id in [r for r in self.replicas if r not in self.voters]:
+            last = self.replicas[replica_id].last_fetch_time_ms
+            if last is None or now_ms - last >= OBSERVER_SESSION_TIMEOUT_MS:
+                del self.replicas[replica_id]
+        return {r: p for r, p in sorted(self.replicas.items()) if r not in self.voters}
 
     def record_local_flush(self, durable_end_offset: int, now_ms: int) -> None:
         progress = self.replicas[self.local_id]

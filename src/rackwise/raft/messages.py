@@ -134,14 +134,17 @@ class EndQuorumEpochResponse:
 
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
-    """Fetch (api 1) of the metadata log by a voter (``replica_id``): from ``fetch_offset``,
-    whose previous record has ``last_fetched_epoch``; ``current_leader_epoch`` is the epoch
-    the fetcher follows. Every record below ``fetch_offset`` is durable on the fetcher."""
+    """Fetch (api 1) of the metadata log by a voter or an observer (``replica_id``; a broker's
+    id, or -1 for a reader that is no replica): from ``fetch_offset``, whose previous record
+    has ``last_fetched_epoch``; ``current_leader_epoch`` is the epoch the fetcher follows.
+    Every record below ``fetch_offset`` is durable on a voter that fetches. The leader holds
+    a fetch with nothing to send at most ``max_wait_ms`` (and its own fetch max wait)."""
 
     replica_id: int
     current_leader_epoch: int
     fetch_offset: int
     last_fetched_epoch: int
+    max_wait_ms: int = 500
 
 
 @dataclass(frozen=True, slots=True)

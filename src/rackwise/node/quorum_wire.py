@@ -6,7 +6,10 @@ Goals
     Controllers talk to each other with Kafka's own APIs and field names, at versions Kafka
     4.x speaks: Vote v2 (with ``PreVote``, KIP-996), BeginQuorumEpoch v0, EndQuorumEpoch v0,
     Fetch v13 (topic ids; the metadata topic's id is Kafka's ``METADATA_TOPIC_ID``) and
-    FetchSnapshot v0.
+    FetchSnapshot v0. Brokers follow the log with the same Fetch and FetchSnapshot, as the
+    quorum's observers (:mod:`rackwise.broker.metadata_fetcher`), which is why this module is
+    shared by both processes. A request refused as a whole (another cluster's id) gets its
+    error at the top of the answer (:func:`error_response`).
 
 Constraints
     A Fetch answer carries whole record batches as the metadata log encodes them; the leader's
@@ -29,6 +32,7 @@ Worked example
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any, Final
 
 from rackwise.common.error_codes import NONE
@@ -63,7 +67,6 @@ VERSIONS: Final = {
     ApiKey.FETCH: 13,
     ApiKey.FETCH_SNAPSHOT: 0,
 }
-FETCH_MAX_WAIT_MS: Final = 500
 FETCH_MAX_BYTES: Final = 8 * 1024 * 1024
 SNAPSHOT_MAX_BYTES: Final = 8 * 1024 * 1024
 NO_OFFSET: Final = -1
@@ -143,7 +146,7 @@ def _fetch_fields(message: FetchRequest, cluster_id: str | None) -> dict[str, An
     return {
         "cluster_id": cluster_id,
         "replica_id": message.replica_id,
-        "max_wait": FETCH_MAX_WAIT_MS,
+        "max_wait": message.max_wait_ms,
         "min_bytes": 1,
         "max_bytes": FETCH_MAX_BYTES,
         "isolation_level": 0,
@@ -164,6 +167,7 @@ def parse_request(api_key: int, body: Any) -> tuple[int, RaftRequest]:
             int(part.current_leader_epoch),
             int(part.fetch_offset),
             int(part.last_fetched_epoch),
+            _ms(body.max_wait),
         )
         return request.replica_id, request
     if api_key == ApiKey.FETCH_SNAPSHOT:
@@ -191,6 +195,13 @@ def parse_request(api_key: int, body: Any) -> tuple[int, RaftRequest]:
         end = EndQuorumEpochRequest(int(part.leader_epoch), int(part.leader_id), successors)
         return end.leader_id, end
     raise ValueError(f"BUG: api key {api_key} is not one of the quorum's")
+
+
+def _ms(value: Any) -> int:
+    """A duration field (kio gives a timedelta) in ms."""
+    if isinstance(value, timedelta):
+        return round(value.total_seconds() * 1000)
+    return int(value)
 
 
 def encode_batches(batches: tuple[Batch, ...]) -> bytes:
@@ -243,6 +254,19 @@ def response_for(api_key: int, version: int, message: Message) -> Response:
         topics = [{"name": METADATA_TOPIC, "partitions": [part]}]
         return make(cls, throttle_time=0, error_code=NONE, topics=topics)
     raise ValueError(f"BUG: {type(message).__name__} is not an answer")
+
+
+def error_response(api_key: int, version: int, error_code: int) -> Response:
+    """A Kafka response to a quorum request refused as a whole (INCONSISTENT_CLUSTER_ID): the
+    error at its top and no partition."""
+    cls = response_class(api_key, version)
+    if api_key == ApiKey.FETCH:
+        return make(cls, throttle_time=0, error_code=error_code, session_id=0, responses=[])
+    if api_key == ApiKey.FETCH_SNAPSHOT:
+        return make(cls, throttle_time=0, error_code=error_code, topics=[])
+    if api_key == ApiKey.VOTE:
+        return make(cls, error_code=error_code, topics=[], node_endpoints=[])
+    return make(cls, error_code=error_code, topics=[])
 
 
 def _leader(leader_id: int, epoch: int) -> dict[str, int]:

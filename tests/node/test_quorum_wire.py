@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rackwise.controller_node.quorum_wire import (
+from rackwise.node.quorum_wire import (
     parse_request,
     parse_response,
     request_for,
