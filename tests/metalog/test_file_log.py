@@ -18,7 +18,7 @@ from rackwise.metalog import (
     load_image,
 )
 from rackwise.metalog.segment import segment_name
-from rackwise.records import NoOpRecord
+from rackwise.records import NoOpRecord, SnapshotFooterRecord, encode_records
 from tests.metalog.helpers import broker, topic
 
 BATCHES = [[broker(0), broker(1), broker(2)], topic("a", 3), topic("b", 2), topic("c", 4)]
@@ -135,12 +135,19 @@ def test_a_corrupt_newest_snapshot_falls_back_to_the_older_one(tmp_path: Path) -
     assert (tmp_path / (newer.file_name() + ".corrupt")).exists()
 
 
-def test_a_truncated_snapshot_is_not_a_snapshot(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cut", "reason"),
+    [
+        (1, "torn batch"),
+        (len(encode_records(0, 0, 0, [SnapshotFooterRecord()])), "no snapshot footer"),
+    ],
+)
+def test_a_truncated_snapshot_is_not_a_snapshot(tmp_path: Path, cut: int, reason: str) -> None:
     records, (_, newer) = _snapshot_history(tmp_path)
     newest = tmp_path / newer.file_name()
-    os.truncate(newest, newest.stat().st_size - 1)
+    os.truncate(newest, newest.stat().st_size - cut)
     with FileMetadataLog(tmp_path, segment_bytes=300) as log:
-        assert "no trailer" in log.recovery_events[0].reason
+        assert reason in log.recovery_events[0].reason
         assert load_image(log).image == replay(records)
 
 

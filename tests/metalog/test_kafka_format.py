@@ -5,17 +5,22 @@ is caught by the offsets' sequence and the leader-epoch-checkpoint."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rackwise.image import replay
 from rackwise.metalog import FileMetadataLog
 from rackwise.metalog.segment import segment_name
 from rackwise.records import (
     LeaderChangeMessage,
+    SnapshotFooterRecord,
+    SnapshotHeaderRecord,
     check_batch,
     decode_record,
+    iter_batches,
 )
 from rackwise.storage.batch import check_batches
 from rackwise.storage.record_codec import iter_records
@@ -65,6 +70,27 @@ def test_the_brokers_log_code_accepts_the_segment(tmp_path: Path) -> None:
     assert [r.offset for r in stored] == [1, 2, 3]
     assert [decode_record(r.value) for r in stored] == HISTORY[1][1]
     assert all(r.key is None and r.headers == () for r in stored)
+
+
+def test_a_snapshot_is_kafkas_checkpoint_file(tmp_path: Path) -> None:
+    records = [r for _, batch in HISTORY[1:3] for r in batch]
+    with FileMetadataLog(tmp_path) as log:
+        for epoch, batch in HISTORY[:3]:
+            log.append(batch, epoch)
+        snapshot_id = log.write_snapshot(replay(records).to_records(), log.end_offset)
+    path = tmp_path / snapshot_id.file_name()
+    assert path.name == "00000000000000000008-0000000001.checkpoint"
+    data = path.read_bytes()
+    batches = parse_batches(data)
+    assert all(b.crc_ok and b.partition_leader_epoch == 1 for b in batches)
+    first, *middle, last = batches
+    assert (first.attributes, first.records[0].key) == (0x20, struct.pack(">hh", 0, 3))
+    assert (last.attributes, last.records[0].key) == (0x20, struct.pack(">hh", 0, 4))
+    assert [b.base_offset for b in batches][:2] == [0, 1]
+    decoded = [decode_record(r.value) for b in middle for r in b.records]
+    assert decoded == replay(records).to_records()
+    kinds = [type(b.records[0]) for b in iter_batches(data)]
+    assert kinds[0] is SnapshotHeaderRecord and kinds[-1] is SnapshotFooterRecord
 
 
 def _batch_positions(data: bytes) -> list[int]:
@@ -118,3 +144,19 @@ def test_an_unreadable_epoch_checkpoint_is_set_aside_and_rebuilt(tmp_path: Path)
         assert event.action == "set aside" and "leader-epoch-checkpoint.corrupt" in event.reason
         assert log.end_offset == 17
     assert checkpoint.read_text() == "0\n2\n1 0\n2 8\n"
+
+
+def test_a_snapshot_with_a_damaged_epoch_is_set_aside(tmp_path: Path) -> None:
+    with FileMetadataLog(tmp_path) as log:
+        for epoch, batch in HISTORY[:3]:
+            log.append(batch, epoch)
+        snapshot_id = log.write_snapshot(replay(HISTORY[1][1]).to_records(), log.end_offset)
+    path = tmp_path / snapshot_id.file_name()
+    data = bytearray(path.read_bytes())
+    second = check_batch(bytes(data), 0).size
+    data[second + 15] ^= 0x04  # the epoch of the first batch of records, outside Kafka's CRC
+    path.write_bytes(bytes(data))
+    with FileMetadataLog(tmp_path) as log:
+        [event] = log.recovery_events
+        assert event.action == "set aside" and "has epoch 5, the snapshot's is 1" in event.reason
+        assert log.snapshot_ids() == []
