@@ -137,8 +137,10 @@ def encode_frames(records: Sequence[Any]) -> list[bytes]:
     return frames
 
 
-_SMALL: Final = tuple(bytes([i << 1]) for i in range(64))
-"""Zig-zag varints of 0 to 63, one byte each."""
+_ZIGZAG: Final = tuple(varint_bytes(i) for i in range(8192))
+"""Zig-zag varints of the lengths and offset deltas most records have."""
+_MIDDLES: Final = tuple(b"\x00\x00" + varint_bytes(delta) + b"\x01" for delta in range(4096))
+"""A record's attributes (0), timestamp delta (0), offset delta and null key (-1), by delta."""
 
 
 def encode_batch(
@@ -148,24 +150,16 @@ def encode_batch(
     numbered from ``base_offset``, as KRaft's ``BatchBuilder`` writes it."""
     if not frames:
         raise ValueError("a record batch holds at least one record")
-    parts = []
-    small = _SMALL
+    parts: list[bytes] = []
+    extend = parts.extend
+    zigzag, middles = _ZIGZAG, _MIDDLES
     for delta, frame in enumerate(frames):
         size = len(frame)
-        head = small[delta] if delta < 64 else varint_bytes(delta)
-        value_size = small[size] if size < 64 else varint_bytes(size)
-        body_size = 4 + len(head) + len(value_size) + size
-        # attributes 0, timestamp delta 0, offset delta, null key (-1), value size, value,
-        # no headers
-        parts.append(
-            (small[body_size] if body_size < 64 else varint_bytes(body_size))
-            + b"\x00\x00"
-            + head
-            + b"\x01"
-            + value_size
-        )
-        parts.append(frame)
-        parts.append(b"\x00")
+        middle = middles[delta] if delta < 4096 else b"\x00\x00" + varint_bytes(delta) + b"\x01"
+        value_size = zigzag[size] if size < 8192 else varint_bytes(size)
+        length = len(middle) + len(value_size) + size + 1
+        extend((zigzag[length] if length < 8192 else varint_bytes(length), middle, value_size))
+        extend((frame, b"\x00"))  # the value, no headers
     body = b"".join(parts)
     if len(body) + BATCH_HEADER_BYTES > MAX_BATCH_BYTES:
         raise ValueError(
@@ -318,10 +312,49 @@ def decode_records(
     end = pos + header.size
     pos += HEADER_SIZE
     out: list[Any] = []
+    append = out.append
+    decoders = _DECODERS
     try:
         for index in range(header.record_count):
-            value, stop = _value_span(buf, pos, index)
-            out.append(_decode_value(buf, value, stop, uuids))
+            # The common shape inline: a length of one or two bytes, attributes and timestamp
+            # delta 0, the offset delta, a null key, a value length of one or two bytes.
+            b = buf[pos]
+            if b < 0x80:
+                p, raw = pos + 1, b
+            elif buf[pos + 1] < 0x80:
+                p, raw = pos + 2, (b & 0x7F) | (buf[pos + 1] << 7)
+            else:
+                p = raw = -1
+            stop = -1
+            if p > 0 and buf[p] == 0 and buf[p + 1] == 0:
+                delta = index << 1
+                if delta < 0x80:
+                    q = p + 3 if buf[p + 2] == delta else -1
+                elif buf[p + 2] == (delta & 0x7F) | 0x80 and buf[p + 3] == delta >> 7:
+                    q = p + 4
+                else:
+                    q = -1
+                if q > 0 and buf[q] == 1:
+                    b = buf[q + 1]
+                    if b < 0x80:
+                        value, size = q + 2, b
+                    elif buf[q + 2] < 0x80:
+                        value, size = q + 3, (b & 0x7F) | (buf[q + 2] << 7)
+                    else:
+                        value = size = -1
+                    stop = value + (size >> 1)
+                    if value < 0 or stop + 1 != p + (raw >> 1) or (raw | size) & 1:
+                        stop = -1
+            if stop < 0:
+                value, stop = _value_span(buf, pos, index)
+            record = None
+            if buf[value] == FRAME_VERSION and buf[value + 1] < 128:
+                decoder = decoders.get((buf[value + 1] << 8) | buf[value + 2])
+                if decoder is not None:
+                    record, at = decoder(buf, value + 3, uuids)
+                    if at != stop:
+                        record = None
+            append(_decode_value(buf, value, stop, uuids) if record is None else record)
             if stop >= end or buf[stop] != 0:
                 raise MetadataParseException(f"record {index} has headers or runs past the batch")
             pos = stop + 1
