@@ -18,7 +18,7 @@ from rackwise.metalog import (
     load_image,
 )
 from rackwise.metalog.segment import segment_name
-from rackwise.records import NoOpRecord
+from rackwise.records import NoOpRecord, SnapshotFooterRecord, encode_records
 from tests.metalog.helpers import broker, topic
 
 BATCHES = [[broker(0), broker(1), broker(2)], topic("a", 3), topic("b", 2), topic("c", 4)]
@@ -60,7 +60,7 @@ def test_a_torn_tail_is_reported_and_truncated(tmp_path: Path) -> None:
     _write(tmp_path, BATCHES)
     segment = tmp_path / segment_name(0)
     last = _batch_starts(segment)[-1]
-    os.truncate(segment, last + 40)  # the last batch half written
+    os.truncate(segment, last + 70)  # the last batch half written
     with FileMetadataLog(tmp_path) as log:
         (event,) = log.recovery_events
         assert event.action == "truncated" and event.offset == 10
@@ -135,12 +135,19 @@ def test_a_corrupt_newest_snapshot_falls_back_to_the_older_one(tmp_path: Path) -
     assert (tmp_path / (newer.file_name() + ".corrupt")).exists()
 
 
-def test_a_truncated_snapshot_is_not_a_snapshot(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cut", "reason"),
+    [
+        (1, "torn batch"),
+        (len(encode_records(0, 0, 0, [SnapshotFooterRecord()])), "no snapshot footer"),
+    ],
+)
+def test_a_truncated_snapshot_is_not_a_snapshot(tmp_path: Path, cut: int, reason: str) -> None:
     records, (_, newer) = _snapshot_history(tmp_path)
     newest = tmp_path / newer.file_name()
-    os.truncate(newest, newest.stat().st_size - 1)
+    os.truncate(newest, newest.stat().st_size - cut)
     with FileMetadataLog(tmp_path, segment_bytes=300) as log:
-        assert "no trailer" in log.recovery_events[0].reason
+        assert reason in log.recovery_events[0].reason
         assert load_image(log).image == replay(records)
 
 
@@ -197,6 +204,7 @@ def test_readers_see_a_batch_only_after_fsync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = FileMetadataLog(tmp_path)
+    log.append([NoOpRecord()], epoch=1)  # the epoch's start goes to the epoch checkpoint first
     seen_at_fsync: list[int] = []
     real_fsync = os.fsync
 
@@ -205,9 +213,9 @@ def test_readers_see_a_batch_only_after_fsync(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", watching_fsync)
-    assert log.append_batches([[NoOpRecord()], [NoOpRecord(), NoOpRecord()]], epoch=1) == [0, 2]
-    assert seen_at_fsync == [0]  # one fsync for both batches, before either is visible
-    assert log.end_offset == 3
+    assert log.append_batches([[NoOpRecord()], [NoOpRecord(), NoOpRecord()]], epoch=1) == [1, 3]
+    assert seen_at_fsync == [1]  # one fsync for both batches, before either is visible
+    assert log.end_offset == 4
     log.close()
 
 

@@ -35,7 +35,6 @@ from rackwise.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from rackwise.records import NoOpRecord
 from tests.metalog.helpers import topic
 
 FETCH = FetchRequest(2, 5, 40, 4)
@@ -75,7 +74,7 @@ def test_each_message_survives_the_wire(request_: object, response: object) -> N
     assert parse_response(parsed, body) == response
 
 
-def test_the_leaders_mark_travels_as_a_no_op_record() -> None:
+def test_the_leaders_mark_travels_as_a_leader_change_control_batch() -> None:
     mark = FetchResponse(0, 1, 5, 0, 0, 0, (Batch(0, 5, (LeaderChangeMark(1, (1, 2, 3)),), True),))
     received = through_the_wire(FetchRequest(2, 5, 0, 0))
     header = received.header
@@ -83,7 +82,9 @@ def test_the_leaders_mark_travels_as_a_no_op_record() -> None:
     body = decode_response(frame[4:], header.api_key, header.api_version, 7)
     parsed = parse_response(FetchRequest(2, 5, 0, 0), body)
     assert isinstance(parsed, FetchResponse)
-    assert parsed.batches == (Batch(0, 5, (NoOpRecord(),)),)
+    assert parsed.batches == mark.batches
+    records = body.responses[0].partitions[0].records
+    assert records[21:23] == b"\x00\x20"  # attributes: the control bit
 
 
 def test_a_vote_is_kafkas_vote_v2_on_the_metadata_partition() -> None:

@@ -54,6 +54,7 @@ from rackwise.records.constants import (
     TOPIC_RESOURCE,
     UNFENCE,
 )
+from rackwise.records.control import CONTROL_RECORD_CLASSES
 from rackwise.records.metadata import PartitionRecord
 from rackwise.records.registry import RECORD_TYPES_BY_NAME
 
@@ -349,7 +350,7 @@ class MetadataDelta:
         self._next_producer_id = record.next_producer_id
 
     def _no_op(self, record: Any) -> None:
-        """Nothing to apply: a NoOpRecord only moves the log's offset on."""
+        """Nothing to apply: a NoOpRecord or a control record only moves the log's offset on."""
 
 
 def _view(owned: dict[Any, Any] | None, base: Any) -> Any:
@@ -412,9 +413,10 @@ _HANDLERS: Final[dict[type, Callable[[MetadataDelta, Any], None]]] = {
     for name, record_type in RECORD_TYPES_BY_NAME.items()
     if name in _BY_NAME
     for cls in record_type.classes.values()
-}
-"""The replay dispatch: every version's class of every record type the image applies. A record
-type without an entry (a schema added without its replay) falls to the loud default."""
+} | {cls: MetadataDelta._no_op for cls in CONTROL_RECORD_CLASSES}
+"""The replay dispatch: every version's class of every record type the image applies, and the
+control records (a leader change, a snapshot's header or footer), which only take offsets. A
+record type without an entry (a schema added without its replay) falls to the loud default."""
 
 
 def replay(records: Iterable[Any], image: MetadataImage | None = None) -> MetadataImage:

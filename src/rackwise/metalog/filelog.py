@@ -13,12 +13,14 @@ Constraints
 Algorithm
     Open: delete ``.part`` files (snapshots interrupted before their rename); check snapshot
     files newest first, set a damaged one aside as ``.corrupt`` and fall back to the next;
-    from the segment holding the chosen snapshot's end offset on, scan every batch (CRC32C,
-    length, offsets that follow on, epochs that do not go down) and truncate the log at the
-    first batch that fails, deleting later segments. Every such step is a
+    read the ``leader-epoch-checkpoint`` (:mod:`rackwise.metalog.epochs`); from the segment
+    holding the chosen snapshot's end offset on, scan every batch (CRC32C, length, offsets
+    that follow on, epochs that do not go down and agree with the checkpoint) and truncate
+    the log at the first batch that fails, deleting later segments. Every such step is a
     :class:`~rackwise.metalog.api.RecoveryEvent` (also logged as a warning). Segments wholly
     before that segment are scanned only if read.
-    Append: encode every batch first, then write them to the active segment (rolling to a new
+    Append: encode every batch first, record a new epoch's start in the checkpoint, then
+    write them to the active segment (rolling to a new
     one past ``segment_bytes``) and fsync once for all of them (group commit); only then do
     they enter the index readers use. A failed write or fsync leaves the log unusable until
     reopened, because what reached the disk is unknown; reopening repairs the tail.
@@ -65,6 +67,7 @@ from rackwise.metalog.api import (
     SnapshotId,
     SnapshotReader,
 )
+from rackwise.metalog.epochs import EpochCheckpoint
 from rackwise.metalog.memory import trim_batch
 from rackwise.metalog.segment import (
     Segment,
@@ -83,8 +86,7 @@ from rackwise.metalog.snapshots import (
     parse_snapshot_name,
     write_snapshot_file,
 )
-from rackwise.records.batch import RecordBatch, check_batch, decode_records, encode_batch
-from rackwise.records.batch import encode_frames as _encode_frames
+from rackwise.records.batch import RecordBatch, check_batch, decode_records, encode_records
 from rackwise.records.codec import InternCache
 
 LOG: Final = logging.getLogger("rackwise.metalog")
@@ -146,6 +148,7 @@ class FileMetadataLog(MetadataLog):
         self._events.append(RecoveryEvent(action, str(path), offset, reason))
 
     def _open(self) -> None:
+        self._epochs = EpochCheckpoint(self.directory, read_only=self.read_only, event=self._event)
         for part in sorted(self.directory.glob(f"*{PART_SUFFIX}")):
             if not self.read_only:
                 part.unlink()
@@ -163,6 +166,7 @@ class FileMetadataLog(MetadataLog):
             self._drop_segments_from(0, f"the log ends before the snapshot's end {replay_from}")
         if not self._segments:
             self._segments.append(self._create_segment(replay_from))
+        self._epochs.adopt(self._segments, self._segments[-1].end_offset)
         self._snapshot_epoch = chosen.snapshot_id.epoch if chosen else NO_EPOCH
         self._epoch = self._segments[-1].last_epoch
         if self._epoch == NO_EPOCH:
@@ -233,7 +237,8 @@ class FileMetadataLog(MetadataLog):
                 reason = f"segment starts at offset {segment.base_offset}, expected {expected}"
                 self._drop_segments_from(i, reason)
                 return
-            result = scan(segment.path.read_bytes(), segment.base_offset, epoch)
+            data = segment.path.read_bytes()
+            result = scan(data, segment.base_offset, epoch, self._epochs.epoch_at)
             segment.index = result.index
             segment.end_offset = result.end_offset
             segment.last_epoch = result.last_epoch
@@ -295,13 +300,13 @@ class FileMetadataLog(MetadataLog):
             encoded = []
             base = self.end_offset
             for records in batches:
-                frames = _encode_frames(records)
-                encoded.append((base, encode_batch(base, epoch, now, frames)))
-                base += len(frames)
+                encoded.append((base, encode_records(base, epoch, now, records)))
+                base += len(records)
             active = self._segments[-1]
             if active.size >= self.segment_bytes and active.end_offset > active.base_offset:
                 active = self._roll()
             try:
+                self._epochs.start_epoch(epoch, encoded[0][0])
                 write_all(self._active_fd, b"".join(data for _, data in encoded))
                 os.fsync(self._active_fd)
             except OSError as e:
@@ -365,7 +370,8 @@ class FileMetadataLog(MetadataLog):
 
     def _index_of(self, segment: Segment) -> SegmentIndex:
         if segment.index is None:
-            result = scan(segment.path.read_bytes(), segment.base_offset, NO_EPOCH)
+            data = segment.path.read_bytes()
+            result = scan(data, segment.base_offset, NO_EPOCH, self._epochs.epoch_at)
             if result.problem is not None or result.end_offset != segment.end_offset:
                 raise CorruptRecordException(
                     f"{segment.path}: {result.problem or 'ends early'} at offset "
@@ -467,6 +473,7 @@ class FileMetadataLog(MetadataLog):
         keep_from = ids[0].end_offset
         while len(self._segments) > 1 and self._segments[0].end_offset <= keep_from:
             self._segments.pop(0).path.unlink()
+        self._epochs.truncate_from_start(self._segments[0].base_offset)
         fsync_directory(self.directory)
 
     @property
@@ -487,6 +494,7 @@ class FileMetadataLog(MetadataLog):
             if self._closed:
                 return
             self._closed = True
+            self._epochs.close()
             self._release()
 
     def _release(self) -> None:

@@ -23,13 +23,7 @@ from rackwise.metalog.api import (
     SnapshotReader,
 )
 from rackwise.metalog.snapshots import BATCH_RECORDS
-from rackwise.records.batch import (
-    BatchHeader,
-    RecordBatch,
-    check_batch,
-    encode_batch,
-    encode_frames,
-)
+from rackwise.records.batch import RecordBatch, check_batch, encode_frames, encode_records
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +76,7 @@ class InMemoryMetadataLog(MetadataLog):
         encoded = []
         base = self._end
         for records in batches:
-            data = encode_batch(base, epoch, now, encode_frames(records))
+            data = encode_records(base, epoch, now, records)
             encoded.append((RecordBatch(check_batch(data, 0), tuple(records)), data))
             base += len(records)
         if self._failure is not None:
@@ -186,7 +180,9 @@ def trim_batch(batch: RecordBatch, offset: int) -> RecordBatch:
     if skip <= 0:
         return batch
     header = batch.header
-    trimmed = BatchHeader(
-        offset, header.epoch, header.append_time_ms, header.record_count - skip, header.size
+    trimmed = header._replace(
+        base_offset=offset,
+        last_offset_delta=header.last_offset_delta - skip,
+        record_count=header.record_count - skip,
     )
     return RecordBatch(trimmed, batch.records[skip:])

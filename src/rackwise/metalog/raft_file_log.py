@@ -13,13 +13,15 @@ Constraints
 
 Algorithm
     Truncate to ``offset``: delete the segments starting at or after it (newest first), cut the
-    segment holding it at that batch's position and fsync it, then fsync the directory. A
+    segment holding it at that batch's position and fsync it, fsync the directory, then drop
+    the leader-epoch-checkpoint's entries from ``offset`` on (an entry past the log's end, left
+    by a crash, is dropped at open). A
     crash midway leaves a shorter prefix of the old tail, which the leader cuts again.
     Replace by a snapshot: write the file atomically (``.part``, fsync, rename, fsync the
-    directory), then delete every segment and start an empty one at the snapshot's end
-    offset. Crash points: :data:`CRASH_POINTS`. A crash after the rename but before the
-    segments go reopens to the new snapshot and the old segments, which end before it and
-    are dropped at open.
+    directory), then delete every segment, clear the leader-epoch-checkpoint and start an
+    empty segment at the snapshot's end offset. Crash points: :data:`CRASH_POINTS`. A crash
+    after the rename but before the segments go reopens to the new snapshot and the old
+    segments, which end before it and are dropped at open.
 
 Worked example
     Batches at 0-2 (epoch 1), 3-4 (epoch 2), 5-7 (epoch 2) in one segment; the leader of epoch
@@ -78,6 +80,7 @@ class RaftFileLog(FileMetadataLog):
             os.close(self._active_fd)
             self._active_fd = os.open(segment.path, os.O_WRONLY | os.O_APPEND)
             fsync_directory(self.directory)
+            self._epochs.truncate_from_end(offset)
             self._epoch = segment.last_epoch
             if self._epoch == NO_EPOCH:
                 self._epoch = self._epoch_before_segments(segment.base_offset)
@@ -111,6 +114,7 @@ class RaftFileLog(FileMetadataLog):
             for segment in self._segments:
                 segment.path.unlink()
             self.crash_hook("segments-deleted")
+            self._epochs.clear()
             fresh = self._create_segment(snapshot_id.end_offset)
             self._segments = [fresh]
             self._active_fd = os.open(fresh.path, os.O_WRONLY | os.O_APPEND)

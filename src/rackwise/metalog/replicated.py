@@ -17,8 +17,8 @@ Constraints
     (``send``), as is calling :meth:`tick` when :meth:`next_deadline_ms` comes.
     A log written without a quorum-state file (by a single controller of an earlier release)
     is taken over as is: the quorum starts in the epoch of its last batch.
-    The leader's mark at the start of its epoch (Kafka's LeaderChangeMessage) is stored as a
-    ``NoOpRecord``, which the controller's replay skips.
+    The leader's mark at the start of its epoch is stored as Kafka stores it, a control batch
+    holding a LeaderChangeMessage, which the controller's replay skips.
 
 Algorithm
     ``append_batches``: refuse unless leading (NOT_CONTROLLER, naming the leader known);
@@ -73,8 +73,8 @@ from rackwise.raft.messages import (
     Send,
     TruncateTo,
 )
-from rackwise.records import NoOpRecord
 from rackwise.records.batch import RecordBatch, check_batch
+from rackwise.records.control import LeaderChangeMessage
 
 SNAPSHOT_COMMIT_WAIT_S: Final = 30.0
 """How long a snapshot waits for the high watermark to reach its end offset."""
@@ -94,8 +94,22 @@ class NotControllerException(RackwiseError):
 
 
 def stored_records(batch: Batch) -> list[Any]:
-    """A batch's records as the file log stores them (the leader's mark as a NoOpRecord)."""
-    return [NoOpRecord() if isinstance(r, LeaderChangeMark) else r for r in batch.records]
+    """A batch's records as the file log stores them (the leader's mark as Kafka's
+    LeaderChangeMessage, which makes its batch a control batch)."""
+    return [
+        LeaderChangeMessage(r.leader_id, r.voters, ()) if isinstance(r, LeaderChangeMark) else r
+        for r in batch.records
+    ]
+
+
+def raft_batch(batch: RecordBatch) -> Batch:
+    """A stored batch as the quorum's state machine holds it (a LeaderChangeMessage as the
+    leader's mark)."""
+    records = tuple(
+        LeaderChangeMark(r.leader_id, r.voters) if isinstance(r, LeaderChangeMessage) else r
+        for r in batch.records
+    )
+    return Batch(batch.base_offset, max(batch.epoch, PRIMORDIAL_EPOCH), records, batch.is_control)
 
 
 class ReplicatedMetadataLog(MetadataLog):
@@ -150,11 +164,7 @@ class ReplicatedMetadataLog(MetadataLog):
                 OffsetAndEpoch(sid.epoch, sid.end_offset), self.file.snapshot_bytes(sid)
             )
             start = sid.end_offset
-        batches = [
-            Batch(b.base_offset, max(b.epoch, PRIMORDIAL_EPOCH), b.records)
-            for b in self.file.read_from(start)
-        ]
-        return RaftLog(snapshot, batches)
+        return RaftLog(snapshot, [raft_batch(b) for b in self.file.read_from(start)])
 
     @property
     def directory(self) -> Path:

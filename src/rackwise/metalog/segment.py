@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -67,9 +67,20 @@ class ScanResult:
     problem_offset: int | None = None
 
 
-def scan(data: bytes, base_offset: int, min_epoch: int) -> ScanResult:
+EpochAt = Callable[[int], int | None]
+"""The epoch the leader-epoch checkpoint gives an offset (None: it does not say)."""
+
+
+def _any_epoch(offset: int) -> int | None:
+    return None
+
+
+def scan(
+    data: bytes, base_offset: int, min_epoch: int, epoch_at: EpochAt = _any_epoch
+) -> ScanResult:
     """Check every batch of a segment that should start at ``base_offset`` with epochs from
-    ``min_epoch`` on, up to the first that fails."""
+    ``min_epoch`` on, each the epoch ``epoch_at`` gives its base offset, up to the first that
+    fails."""
     index = SegmentIndex()
     pos = 0
     expected = base_offset
@@ -84,6 +95,13 @@ def scan(data: bytes, base_offset: int, min_epoch: int) -> ScanResult:
             return ScanResult(index, pos, expected, epoch, reason, expected)
         if header.epoch < epoch:
             reason = f"batch epoch {header.epoch} is older than the epoch before it, {epoch}"
+            return ScanResult(index, pos, expected, epoch, reason, expected)
+        recorded = epoch_at(expected)
+        if recorded is not None and header.epoch != recorded:
+            reason = (
+                f"batch epoch {header.epoch} differs from epoch {recorded}, which the leader "
+                "epoch checkpoint gives its offset"
+            )
             return ScanResult(index, pos, expected, epoch, reason, expected)
         index.add(header.base_offset, pos, header.epoch)
         epoch = header.epoch

@@ -12,8 +12,9 @@ Goals
     error at the top of the answer (:func:`error_response`).
 
 Constraints
-    A Fetch answer carries whole record batches as the metadata log encodes them; the leader's
-    mark at the start of its epoch travels as a ``NoOpRecord``. What an answer does not carry
+    A Fetch answer carries whole record batches as the metadata log encodes them (Kafka's v2
+    batches); the leader's mark at the start of its epoch travels as Kafka's
+    LeaderChangeMessage control batch. What an answer does not carry
     but the state machine reads (the position fetched, whether a vote was a pre-vote) is
     taken from the request it answers.
 
@@ -36,7 +37,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from rackwise.common.error_codes import NONE
-from rackwise.metalog.replicated import stored_records
+from rackwise.metalog.replicated import raft_batch, stored_records
 from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.raft.messages import (
     NO_LEADER,
@@ -54,7 +55,7 @@ from rackwise.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from rackwise.records.batch import encode_batch, encode_frames, iter_batches
+from rackwise.records.batch import encode_records, iter_batches
 
 METADATA_TOPIC: Final = "__cluster_metadata"
 METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
@@ -205,14 +206,12 @@ def _ms(value: Any) -> int:
 
 
 def encode_batches(batches: tuple[Batch, ...]) -> bytes:
-    """Batches as the metadata log encodes them (the epoch mark as a NoOpRecord)."""
-    return b"".join(
-        encode_batch(b.base_offset, b.epoch, 0, encode_frames(stored_records(b))) for b in batches
-    )
+    """Batches as the metadata log encodes them (the epoch mark as a control batch)."""
+    return b"".join(encode_records(b.base_offset, b.epoch, 0, stored_records(b)) for b in batches)
 
 
 def decode_batches(data: bytes) -> tuple[Batch, ...]:
-    return tuple(Batch(b.base_offset, b.epoch, b.records) for b in iter_batches(data))
+    return tuple(raft_batch(b) for b in iter_batches(data))
 
 
 def response_for(api_key: int, version: int, message: Message) -> Response:

@@ -9,7 +9,10 @@
   them all; :mod:`~rackwise.records.metadata` names the classes (``PartitionRecord`` is the
   latest version, ``PartitionRecordV0`` a given one).
 * :mod:`~rackwise.records.frame` frames one record as Kafka's ``MetadataRecordSerde``;
-  :mod:`~rackwise.records.batch` packs frames into CRC32C-checked batches.
+  :mod:`~rackwise.records.batch` packs frames into Kafka's v2 record batches
+  (:mod:`~rackwise.records.batch_v2`, shared with the brokers' logs);
+  :mod:`~rackwise.records.control` holds KRaft's control records (leader change, snapshot
+  header and footer).
 * :mod:`~rackwise.records.jsonform` prints records as Kafka's dump tool does.
 """
 
@@ -20,10 +23,19 @@ from rackwise.records.batch import (
     check_batch,
     decode_records,
     encode_batch,
+    encode_control_batch,
     encode_frames,
+    encode_records,
     iter_batches,
 )
 from rackwise.records.classes import ZERO_UUID
+from rackwise.records.control import (
+    LeaderChangeMessage,
+    RawControlRecord,
+    SnapshotFooterRecord,
+    SnapshotHeaderRecord,
+    is_control_record,
+)
 from rackwise.records.errors import (
     MetadataParseException,
     RecordEncodeError,
@@ -59,17 +71,21 @@ __all__ = [
     "CorruptRecordException",
     "FeatureLevelRecord",
     "FenceBrokerRecord",
+    "LeaderChangeMessage",
     "MetadataParseException",
     "NoOpRecord",
     "PartitionChangeRecord",
     "PartitionRecord",
     "ProducerIdsRecord",
+    "RawControlRecord",
     "RecordBatch",
     "RecordEncodeError",
     "RecordType",
     "RegisterBrokerRecord",
     "RemoveTopicRecord",
     "SchemaError",
+    "SnapshotFooterRecord",
+    "SnapshotHeaderRecord",
     "TopicRecord",
     "UnfenceBrokerRecord",
     "UnregisterBrokerRecord",
@@ -77,8 +93,11 @@ __all__ = [
     "decode_record",
     "decode_records",
     "encode_batch",
+    "encode_control_batch",
     "encode_frames",
     "encode_record",
+    "encode_records",
+    "is_control_record",
     "iter_batches",
     "kafka_uuid",
     "parse_kafka_uuid",

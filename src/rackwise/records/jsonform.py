@@ -9,6 +9,7 @@ import base64
 import uuid
 from typing import Any
 
+from rackwise.records.control import CONTROL_RECORD_CLASSES, control_json
 from rackwise.records.registry import record_type_of
 
 JsonObject = dict[str, Any]
@@ -31,7 +32,10 @@ def parse_kafka_uuid(text: str) -> uuid.UUID:
 
 
 def record_json(record: Any) -> JsonObject:
-    """The envelope Kafka's metadata record decoder prints: type, version, data."""
+    """The envelope Kafka's metadata record decoder prints: type, version, data (for a
+    control record, its control type's name)."""
+    if isinstance(record, CONTROL_RECORD_CLASSES):
+        return control_json(record)
     record_type = record_type_of(record)
     return {
         "type": record_type.type_name,

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 from crc32c import crc32c
 
+from rackwise.records.batch_v2 import build_batch
 from rackwise.storage.batch_header import (
     ATTRIBUTES_AT,
     ATTRIBUTES_STRUCT,
@@ -72,7 +73,6 @@ from rackwise.storage.batch_header import (
     CRC_AT,
     CREATE_TIME,
     HEADER_SIZE_UP_TO_MAGIC,
-    HEADER_STRUCT,
     INT32_MAX,
     INT32_STRUCT,
     INT64_STRUCT,
@@ -100,8 +100,6 @@ from rackwise.storage.batch_header import (
     parse_header,
 )
 from rackwise.storage.batch_records import (
-    RecordHeaders,
-    encode_record,
     iter_record_timestamps,
     walk_records,
 )
@@ -390,56 +388,3 @@ def stamp_batches(
         )
         offset += header.last_offset_delta + 1
     return stamped
-
-
-def build_batch(
-    records: Sequence[tuple[bytes | None, bytes | None, RecordHeaders]],
-    *,
-    base_offset: int = 0,
-    timestamp_ms: int,
-    producer_id: int = NO_PRODUCER_ID,
-    producer_epoch: int = NO_PRODUCER_EPOCH,
-    base_sequence: int = NO_SEQUENCE,
-    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-    compression: int = COMPRESSION_NONE,
-    record_timestamps: Sequence[int] | None = None,
-    is_transactional: bool = False,
-) -> bytes:
-    """An uncompressed v2 batch of ``(key, value, headers)`` records at offset deltas 0, 1,
-    ..., all at ``timestamp_ms`` unless ``record_timestamps`` gives each record's."""
-    if compression != COMPRESSION_NONE:
-        raise NotImplementedError("build_batch writes uncompressed batches only")
-    if not records:
-        raise ValueError("a batch holds at least one record")
-    stamps = list(record_timestamps) if record_timestamps is not None else None
-    if stamps is not None and len(stamps) != len(records):
-        raise ValueError(f"{len(stamps)} timestamps for {len(records)} records")
-    base_ts = stamps[0] if stamps else timestamp_ms
-    body = b"".join(
-        encode_record(i, (stamps[i] if stamps else timestamp_ms) - base_ts, key, value, hdrs)
-        for i, (key, value, hdrs) in enumerate(records)
-    )
-    max_ts = max(stamps) if stamps else timestamp_ms
-    attributes = TRANSACTIONAL_MASK if is_transactional else 0
-    size = BATCH_HEADER_BYTES + len(body)
-    buf = bytearray(size)
-    HEADER_STRUCT.pack_into(
-        buf,
-        0,
-        base_offset,
-        size - LOG_OVERHEAD,
-        partition_leader_epoch,
-        MAGIC_V2,
-        0,
-        attributes,
-        len(records) - 1,
-        base_ts,
-        max_ts,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        len(records),
-    )
-    buf[BATCH_HEADER_BYTES:] = body
-    UINT32_STRUCT.pack_into(buf, CRC_AT, crc32c(memoryview(buf)[ATTRIBUTES_AT:]))
-    return bytes(buf)

@@ -4,7 +4,7 @@ Goals
     Check the structure of every record of a batch the way Kafka's ``DefaultRecord.readFrom``
     does (sizes, varints, header counts, no bytes left over), find the records' smallest and
     largest timestamps, whether any key is null, and that offset deltas run 0, 1, 2, ...;
-    and encode records for :func:`rackwise.storage.batch.build_batch`.
+    (the encoder of records and batches is :mod:`rackwise.records.batch_v2`'s).
 
 Constraints
     The batch is the unit on the hot path: no Python object per record. Large batches are
@@ -40,10 +40,11 @@ Worked example
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from rackwise.records.batch_v2 import RecordHeaders, encode_record, varint_bytes
 from rackwise.storage.errors import InvalidRecordException
 from rackwise.storage.records_kernel import (
     COMPILED_MIN_RECORDS,
@@ -58,7 +59,17 @@ NO_TIMESTAMP: Final = -1
 _MAX_VARINT_BYTES: Final = 5
 _MAX_VARLONG_BYTES: Final = 10
 
-RecordHeaders = Sequence[tuple[str, bytes | None]]
+__all__ = [
+    "NO_TIMESTAMP",
+    "RecordHeaders",
+    "RecordsSummary",
+    "encode_record",
+    "iter_record_timestamps",
+    "read_varint",
+    "varint_bytes",
+    "walk_records",
+    "walk_records_interpreted",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,40 +254,3 @@ def iter_record_timestamps(
         offset_delta, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
         yield offset_delta, base_timestamp + delta
         pos = body_end
-
-
-def varint_bytes(value: int) -> bytes:
-    """Kafka's zig-zag varint/varlong encoding of ``value``."""
-    raw = (value << 1) ^ (value >> 63)
-    raw &= (1 << 64) - 1
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
-def _sized(data: bytes | None) -> bytes:
-    if data is None:
-        return varint_bytes(-1)
-    return varint_bytes(len(data)) + data
-
-
-def encode_record(
-    offset_delta: int,
-    timestamp_delta: int,
-    key: bytes | None,
-    value: bytes | None,
-    headers: RecordHeaders,
-) -> bytes:
-    """One record in Kafka's DefaultRecord layout (module docstring)."""
-    parts = [b"\x00", varint_bytes(timestamp_delta), varint_bytes(offset_delta)]
-    parts.append(_sized(key))
-    parts.append(_sized(value))
-    parts.append(varint_bytes(len(headers)))
-    for name, header_value in headers:
-        parts.append(_sized(name.encode("utf-8")))
-        parts.append(_sized(header_value))
-    body = b"".join(parts)
-    return varint_bytes(len(body)) + body
