@@ -279,6 +279,11 @@ def test_dump_log_prints_a_brokers_segment_and_the_metadata_log(
     assert decoded.returncode == 0, decoded.stderr
     assert "| offset: " in decoded.stdout
     assert '"type":"TOPIC_RECORD","version":0,"data":{"name":"orders",' in decoded.stdout
+    # The metadata log's batches are Kafka's v2 batches, each epoch opened by a LeaderChange.
+    batches = [line for line in decoded.stdout.splitlines() if line.startswith("baseOffset: ")]
+    assert batches and all(" magic: 2 compresscodec: none " in line for line in batches)
+    assert all(" isvalid: true" in line for line in batches)
+    assert "controlType: LEADER_CHANGE(2)" in decoded.stdout
     unknown = rackwise("dump-log", "--files", str(directory / "cluster.json"))
     assert unknown.stderr == f"Ignoring unknown file {directory / 'cluster.json'}\n"
 

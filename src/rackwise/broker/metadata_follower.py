@@ -70,6 +70,7 @@ from rackwise.metalog.snapshots import FileSnapshotReader
 from rackwise.net import KafkaConnection
 from rackwise.raft.messages import (
     Batch,
+    LeaderChangeMark,
     OffsetAndEpoch,
 )
 
@@ -163,8 +164,8 @@ class MetadataFollower:
             ready += 1
         if ready:
             delta = MetadataDelta(self.image)
-            for batch in held[:ready]:
-                delta.replay_all(batch.records)
+            for batch in held[:ready]:  # the leader's mark is the quorum's, not the image's
+                delta.replay_all(r for r in batch.records if not isinstance(r, LeaderChangeMark))
             self.image = delta.apply()
             last = held[ready - 1]
             self.next_offset, self.applied_epoch = last.end_offset, last.epoch

@@ -261,6 +261,8 @@ class Broker:
             self.lifecycle_thread.run(self.fetcher.run()),
             self.lifecycle_thread.run(self._lifecycle()),
         ]
+        for run in self._lifecycle_runs:
+            run.add_done_callback(self._lifecycle_ended)
         self._tasks = [
             asyncio.create_task(self.isr.run(), name="isr-changes"),
             asyncio.create_task(self._follow_images(), name="replica-states"),
@@ -311,6 +313,17 @@ class Broker:
         await self.producer_ids.close()
         await self.data.stop()
         await self.forwarder.close()
+        self.stopped.set()
+
+    def _lifecycle_ended(self, run: asyncio.Future[None]) -> None:
+        """Following the metadata log and the lifecycle run until the broker stops; one that
+        ends with an error stops the broker (exit status 1) rather than leave it serving an
+        image that no longer moves."""
+        if run.cancelled() or run.exception() is None or self.stopped.is_set():
+            return
+        error = run.exception()
+        LOG.error("Shutdown broker because its metadata follower failed: %r", error)
+        self.exit_status = 1
         self.stopped.set()
 
     def _dynamic_config_changed(self, _keys: frozenset[str]) -> None:

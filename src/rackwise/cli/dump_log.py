@@ -2,9 +2,9 @@
 ``kafka-dump-log.sh`` (Kafka's ``DumpLogSegments``) prints them: ``Dumping F`` then, for a
 ``.log``, its batches (records too with ``--deep-iteration``, keys and values too with
 ``--print-data-log``, which implies it), for an ``.index`` its offsets and positions, for a
-``.timeindex`` its timestamps and offsets. A segment of the metadata log is recognised by its
-batches, and its records print as JSON (as with Kafka's ``--cluster-metadata-decoder``, which
-is accepted). The lines are :mod:`rackwise.client.dump_log`'s.
+``.timeindex`` its timestamps and offsets. The metadata log's segments are Kafka v2 batches as
+well: with ``--cluster-metadata-decoder`` their records' values print as the metadata records'
+JSON, as Kafka's decoder prints them. The lines are :mod:`rackwise.client.dump_log`'s.
 
 Worked example
     ``rackwise dump-log --files data/1/orders-0/00000000000000000000.log --print-data-log``
@@ -53,10 +53,9 @@ def run(args: argparse.Namespace) -> int:
         path = Path(name)
         print(f"Dumping {name}")
         deep = args.deep_iteration or print_data
-        if path.suffix == ".log" and dump_log.is_metadata_segment(path):
-            dump_log.dump_metadata_segment(path, print, deep=deep)
-        elif path.suffix == ".log":
-            dump_log.dump_segment(path, print, deep=deep, print_data=print_data)
+        if path.suffix == ".log":
+            decode = dump_log.metadata_payload if args.cluster_metadata_decoder else None
+            dump_log.dump_segment(path, print, deep=deep, print_data=print_data, decode=decode)
         elif path.suffix == ".index":
             dump_log.dump_offset_index(path, print)
         elif path.suffix == ".timeindex":

@@ -13,10 +13,10 @@ Constraints
     * Files are read, never written or locked, so a running broker's files can be dumped; an
       incomplete tail is reported as Kafka reports it (``Found 17 invalid bytes at the end of
       00000000000000000000.log``).
-    * The metadata log's segments hold rackwise's own batches (:mod:`rackwise.records.batch`,
-      magic 0): :func:`dump_metadata_segment` prints their fields in Kafka's words (those a
-      batch has) and each record as the JSON Kafka's ``--cluster-metadata-decoder`` prints
-      (``| offset: 3 payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}``).
+    * The metadata log's segments are Kafka v2 batches too; with ``--cluster-metadata-decoder``
+      each record's value prints as the JSON Kafka's decoder prints
+      (:func:`metadata_payload`: ``payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}``)
+      and a control record by its type (``controlType: LEADER_CHANGE(2)``).
 
 Worked example
     ``dump(Path("orders-0/00000000000000000000.index"), ...)`` of an index with one entry
@@ -47,8 +47,8 @@ from rackwise.storage.record_codec import Record, iter_records
 DELETE_HORIZON_MASK: Final = 0x40
 INT_MAX: Final = 2**31 - 1
 CONTROL_TYPES: Final = {
-    0: "ABORT", 1: "COMMIT", 2: "SNAPSHOT_HEADER", 3: "SNAPSHOT_FOOTER", 4: "KRAFT_VERSION",
-    5: "KRAFT_VOTERS",
+    0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION", 6: "KRAFT_VOTERS",
 }  # fmt: skip
 Print = Callable[[str], None]
 
@@ -189,43 +189,12 @@ def dump_time_index(path: Path, out: Print) -> None:
         out(f"timestamp: {timestamp} offset: {base + relative}")
 
 
-METADATA_MAGIC: Final = 0
-"""The magic byte of the metadata log's batches (Kafka's data batches have 2)."""
-
-
-def is_metadata_segment(path: Path) -> bool:
-    """Whether ``path`` starts with a metadata log batch (magic 0 at byte 16)."""
-    with path.open("rb") as f:
-        head = f.read(17)
-    return len(head) == 17 and head[16] == METADATA_MAGIC
-
-
-def dump_metadata_segment(path: Path, out: Print, *, deep: bool) -> None:
-    """A metadata log segment: its batches and (``deep``) its records as JSON."""
+def metadata_payload(value: bytes) -> str:
+    """A metadata log record's value (its ``ApiMessageAndVersion`` frame) as the JSON Kafka's
+    ``--cluster-metadata-decoder`` prints: ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``."""
     import json  # noqa: PLC0415
 
-    from rackwise.common.errors import CorruptRecordException  # noqa: PLC0415
-    from rackwise.records import check_batch, decode_records  # noqa: PLC0415
+    from rackwise.records.frame import decode_record  # noqa: PLC0415
     from rackwise.records.jsonform import record_json  # noqa: PLC0415
 
-    data = path.read_bytes()
-    out(f"Log starting offset: {int(path.name.split('.')[0])}")
-    position = 0
-    while position < len(data):
-        try:
-            header = check_batch(data, position)
-        except CorruptRecordException:
-            break
-        out(
-            f"baseOffset: {header.base_offset} lastOffset: {header.last_offset} count: "
-            f"{header.record_count} partitionLeaderEpoch: {header.epoch} position: {position} "
-            f"LogAppendTime: {header.append_time_ms} size: {header.size} magic: "
-            f"{METADATA_MAGIC} compresscodec: none isvalid: true"
-        )
-        if deep:
-            for i, record in enumerate(decode_records(data, position, header, {})):
-                text = json.dumps(record_json(record), separators=(",", ":"))
-                out(f"| offset: {header.base_offset + i} payload: {text}")
-        position += header.size
-    if len(data) > position:
-        out(f"Found {len(data) - position} invalid bytes at the end of {path.name}")
+    return json.dumps(record_json(decode_record(bytes(value))), separators=(",", ":"))
