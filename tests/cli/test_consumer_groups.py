@@ -209,15 +209,15 @@ def test_numbers_and_lists_are_checked(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_command_config_is_read_or_refused_by_name(tmp_path: Path) -> None:
-    from rackwise.cli._consumer_groups_options import command_config
+    from rackwise.client.command_config import CommandConfigError, read_command_config
 
     plain = tmp_path / "plain.properties"
     plain.write_text("client.id=ops\nsecurity.protocol=plaintext\nrequest.timeout.ms=2000\n")
-    assert command_config(plain)["client.id"] == "ops"
+    assert read_command_config(str(plain), "consumer-groups")["client.id"] == "ops"
     sasl = tmp_path / "sasl.properties"
     sasl.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
-    with pytest.raises(CommandError) as refused:
-        command_config(sasl)
+    with pytest.raises(CommandConfigError) as refused:
+        read_command_config(str(sasl), "consumer-groups")
     assert str(refused.value).startswith(
         f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
     )

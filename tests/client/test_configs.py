@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rackwise.client import config_args, configs
+from rackwise.client.command_config import CommandConfigError, read_command_config
 from rackwise.client.config_args import ConfigsArgumentError
 from rackwise.client.configs import ConfigsFailure, Entry
 
@@ -139,18 +142,25 @@ def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
     configs.validate_topic("orders.v1_x-y")
 
 
-def test_command_config_serves_plaintext_and_client_id_only() -> None:
-    text = "client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n"
-    assert config_args.command_config(text, "c.properties")["client.id"] == "ops"
-    with pytest.raises(ConfigsArgumentError) as raised:
-        config_args.command_config("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n", "c.p")
+def test_command_config_serves_plaintext_and_client_id_only(tmp_path: Path) -> None:
+    plain, sasl, soon = (tmp_path / f"{n}.properties" for n in ("plain", "sasl", "soon"))
+    plain.write_text("client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n")
+    assert read_command_config(str(plain), "configs")["client.id"] == "ops"
+    sasl.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
+    with pytest.raises(CommandConfigError) as raised:
+        read_command_config(str(sasl), "configs")
     assert str(raised.value) == (
-        "--command-config c.p: not served: security.protocol=SASL_SSL, sasl.mechanism (rackwise "
-        "configs connects over PLAINTEXT and reads only bootstrap.servers, client.id, "
-        "request.timeout.ms, security.protocol)"
+        f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
+        "(rackwise configs connects over PLAINTEXT and reads only bootstrap.servers, "
+        "client.id, default.api.timeout.ms, request.timeout.ms, retry.backoff.ms, "
+        "security.protocol)"
     )
-    with pytest.raises(ConfigsArgumentError, match=r"a number of ms: soon$"):
-        config_args.command_config("request.timeout.ms=soon\n", "c.p")
+    soon.write_text("request.timeout.ms=soon\n")
+    with pytest.raises(CommandConfigError, match=r"a number of ms: soon$"):
+        read_command_config(str(soon), "configs")
+    soon.write_text("retry.backoff.ms=-1\n")
+    with pytest.raises(CommandConfigError, match=r"retry.backoff.ms must be a number of ms: -1$"):
+        read_command_config(str(soon), "configs")
 
 
 def test_the_lines_are_kafkas() -> None:

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Final
 
 from rackwise.cli.errors import CommandError
-from rackwise.formats.properties import parse_properties
 
 DRY_RUN_WARNING: Final = (
     "WARN: No action will be performed as the --execute option is missing.In a future major "
@@ -50,11 +48,6 @@ VALID_STATES: Final = (
 """Kafka's ``ConsumerGroupState`` values but UNKNOWN, in its order."""
 VALID_TYPES: Final = ("Consumer", "Classic", "Share")
 """Kafka's ``GroupType`` values but UNKNOWN, in its order."""
-COMMAND_CONFIG_KEYS: Final = frozenset(
-    {"bootstrap.servers", "client.id", "request.timeout.ms", "default.api.timeout.ms",
-     "retry.backoff.ms", "security.protocol"}
-)  # fmt: skip
-"""The ``--command-config`` keys served (``security.protocol`` only as PLAINTEXT)."""
 _SUBVIEWS: Final = ("members", "verbose", "offsets")
 
 
@@ -238,24 +231,3 @@ def scenario(args: argparse.Namespace) -> str:
     raise CommandError(
         f"Option '[reset-offsets]' requires one of the following scenarios: [{_specs(*SCENARIOS)}]"
     )
-
-
-def command_config(path: Path) -> dict[str, str]:
-    """``--command-config``'s properties, once every key is one this command serves."""
-    config = parse_properties(path.read_text(encoding="utf-8"))
-    refused = sorted(k for k in config if k not in COMMAND_CONFIG_KEYS)
-    protocol = config.get("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
-        refused.insert(0, f"security.protocol={protocol}")
-    if refused:
-        raise CommandError(
-            f"--command-config {path}: not served: {', '.join(refused)} (rackwise "
-            "consumer-groups connects over PLAINTEXT and reads only "
-            f"{', '.join(sorted(COMMAND_CONFIG_KEYS))})"
-        )
-    for key in ("request.timeout.ms", "default.api.timeout.ms", "retry.backoff.ms"):
-        if key in config and not config[key].strip().isdigit():
-            raise CommandError(
-                f"--command-config {path}: {key} must be a number of ms: {config[key]}"
-            )
-    return config

@@ -124,12 +124,12 @@ def _check_args(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     from rackwise.client import config_args  # noqa: PLC0415
+    from rackwise.client.command_config import read_command_config  # noqa: PLC0415
 
     entity_type, names = _check_args(args)
     config: dict[str, str] = {}
     if args.command_config is not None:
-        path = args.command_config
-        config = config_args.command_config(Path(path).read_text(encoding="utf-8"), path)
+        config = read_command_config(args.command_config, "configs")
     if args.alter:
         config_args.check_one_name(names)
     from rackwise.client import configs  # noqa: PLC0415

@@ -25,10 +25,8 @@ Constraints
     * ``--json`` prints the rows of the table (or the listing, the reset plan, the statuses)
       as one JSON document, a list of objects with snake_case keys; messages then all go to
       stderr.
-    * ``--command-config`` serves ``client.id``, ``request.timeout.ms`` and
-      ``security.protocol=PLAINTEXT`` (and accepts ``bootstrap.servers``,
-      ``default.api.timeout.ms`` and ``retry.backoff.ms``, which the tool's own flags
-      override); any other key (SASL, SSL) is refused by name: rackwise speaks PLAINTEXT only.
+    * ``--command-config`` is read by :mod:`rackwise.client.command_config`: PLAINTEXT only,
+      any other key (SASL, SSL) refused by name.
     * The tool followed is Kafka's Java ``ConsumerGroupCommand`` of late 2024 (trunk before
       4.0). Two of its outputs are not copied: ``--members --verbose`` prints
       ``topic(0,1)`` as the tool did before its Java port dropped the topic names, and a
@@ -54,18 +52,17 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from rackwise.cli._consumer_groups_options import (
     NO_VALUE,
     add_options,
     check_args,
-    command_config,
     parse_states,
     parse_types,
 )
 from rackwise.cli.errors import CommandError
+from rackwise.client.command_config import read_command_config
 
 if TYPE_CHECKING:  # the client loads the wire protocol: imported when the command runs
     from rackwise.client.groups import GroupDescription, GroupsAdmin
@@ -126,7 +123,9 @@ class Printer:
 
 def run(args: argparse.Namespace) -> int:
     action = check_args(args, warn=lambda text: print(text, file=sys.stderr))
-    config = command_config(Path(args.command_config)) if args.command_config else {}
+    config = (
+        read_command_config(args.command_config, "consumer-groups") if args.command_config else {}
+    )
     printer = Printer(as_json=args.json, out=sys.stdout, err=sys.stderr)
     return asyncio.run(_run(action, args, printer, config))
 

@@ -1,7 +1,7 @@
 """The arguments of ``kafka-configs.sh`` as Kafka's ``ConfigCommand`` reads and checks them:
-the entity type and names, the ``--add-config`` syntax (square brackets for list values), the
-keys, and ``--command-config``. Pure, and light to import, so that a bad argument is refused
-before the command loads its client.
+the entity type and names, the ``--add-config`` syntax (square brackets for list values) and
+the keys (``--command-config`` is :mod:`rackwise.client.command_config`'s). Pure, and light to
+import, so that a bad argument is refused before the command loads its client.
 
 Constraints
     * A bad argument raises :class:`ConfigsArgumentError` with the message Kafka's
@@ -10,9 +10,6 @@ Constraints
       ``--add-config`` entry), the entry is added after it. Entity types Kafka knows but
       rackwise does not serve (users, clients, ips, broker-loggers, client-metrics, groups)
       are refused by name after Kafka's own checks.
-    * ``--command-config`` serves ``client.id``, ``request.timeout.ms`` and
-      ``security.protocol=PLAINTEXT`` (``bootstrap.servers`` is accepted and the flag wins);
-      any other key is refused by name: rackwise speaks PLAINTEXT only.
 
 Worked example
     ``parse_add_config("retention.ms=1000,cleanup.policy=[compact,delete]")`` is
@@ -39,9 +36,6 @@ KAFKA_ENTITY_TYPES: Final = (
 SERVED_ENTITY_TYPES: Final = (TOPICS, BROKERS)
 BROKER_DEFAULT: Final = ""
 """The resource name of the cluster-wide broker default."""
-COMMAND_CONFIG_KEYS: Final = frozenset(
-    {"bootstrap.servers", "client.id", "request.timeout.ms", "security.protocol"}
-)
 CLIENT_ID: Final = "rackwise-configs"
 DEFAULT_REQUEST_TIMEOUT_MS: Final = 30_000
 # A comma or an equals sign outside square brackets (Kafka's lookahead).
@@ -181,23 +175,3 @@ def check_one_name(names: Sequence[str]) -> None:
 def _is_int(text: str) -> bool:
     """Whether Java's ``Integer.parseInt`` reads ``text`` (no blanks, an optional sign)."""
     return _INT.fullmatch(text) is not None and -(2**31) <= int(text) < 2**31
-
-
-def command_config(text: str, path: str) -> dict[str, str]:
-    """``--command-config``'s properties, once every key is one this command serves."""
-    config = parse_properties(text)
-    refused = sorted(k for k in config if k not in COMMAND_CONFIG_KEYS)
-    protocol = config.get("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
-        refused.insert(0, f"security.protocol={protocol}")
-    if refused:
-        raise ConfigsArgumentError(
-            f"--command-config {path}: not served: {', '.join(refused)} (rackwise configs "
-            f"connects over PLAINTEXT and reads only {', '.join(sorted(COMMAND_CONFIG_KEYS))})"
-        )
-    timeout = config.get("request.timeout.ms", str(DEFAULT_REQUEST_TIMEOUT_MS)).strip()
-    if not timeout.isdigit():
-        raise ConfigsArgumentError(
-            f"--command-config {path}: request.timeout.ms must be a number of ms: {timeout}"
-        )
-    return config

@@ -28,6 +28,7 @@ from rackwise.pipeline.schema import DEFAULT_CLUSTER_ID
 
 if TYPE_CHECKING:
     from rackwise.pipeline.engines import Engine
+    from rackwise.pipeline.ingest.json_input import JsonColumns
     from rackwise.pipeline.ingest.source import InputSource
 
 EXIT_REJECTS: Final = 2
@@ -123,6 +124,24 @@ def _add_input_options(sub: argparse.ArgumentParser) -> None:
         help="a 'rackwise metadata dump --format parquet' export (one cluster)",
     )
     sub.add_argument(
+        "--bootstrap-server",
+        action="append",
+        default=[],
+        metavar="[NAME=]HOST:PORT[,HOST:PORT]",
+        help="a running cluster, read through the admin APIs (repeatable, one cluster each); "
+        "its rows carry NAME, else --cluster-id for a single cluster, else the cluster's id",
+    )
+    sub.add_argument(
+        "--bootstrap-servers-file",
+        metavar="FILE",
+        help="running clusters, one [NAME=]HOST:PORT[,HOST:PORT] a line ('#' comments)",
+    )
+    sub.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties for the running clusters (PLAINTEXT only)",
+    )
+    sub.add_argument(
         "--engine",
         choices=ENGINE_CHOICES,
         default="auto",
@@ -202,10 +221,16 @@ def check_options(args: argparse.Namespace) -> InputSource:
         )
     if args.master is not None and args.engine == "local":
         raise UsageError("--master names a Spark master; it does not go with --engine local")
-    from rackwise.pipeline.ingest.source import InputSource  # noqa: PLC0415
+    from rackwise.pipeline.ingest.source import InputSource, live_clusters  # noqa: PLC0415
     from rackwise.pipeline.output import check_output_dir  # noqa: PLC0415
 
-    if args.fleet is not None:
+    if _live(args):
+        source = InputSource.live_clusters(
+            live_clusters(args.bootstrap_server, args.bootstrap_servers_file),
+            args.cluster_id,
+            args.command_config,
+        )
+    elif args.fleet is not None:
         source = InputSource.fleet_dir(args.fleet)
     elif getattr(args, "metadata", None) is not None:
         source = InputSource.metadata_export(
@@ -220,8 +245,28 @@ def check_options(args: argparse.Namespace) -> InputSource:
     return source
 
 
+def _live(args: argparse.Namespace) -> bool:
+    return bool(
+        getattr(args, "bootstrap_server", None) or getattr(args, "bootstrap_servers_file", None)
+    )
+
+
 def _inputs(args: argparse.Namespace) -> None:
     one = args.brokers is not None or args.assignment is not None
+    if _live(args):
+        given = [
+            flag
+            for flag, value in (("--brokers/--assignment", one), ("--log-dirs", args.log_dirs),
+                                ("--fleet", args.fleet), ("--metadata", args.metadata))
+            if value
+        ]  # fmt: skip
+        if given:
+            raise UsageError(f"give either --bootstrap-server or {given[0]}, not both")
+        return
+    if getattr(args, "command_config", None) is not None:
+        raise UsageError(
+            "--command-config goes with --bootstrap-server or --bootstrap-servers-file"
+        )
     if getattr(args, "metadata", None) is not None:
         if args.fleet is not None or one:
             other = "--fleet DIR" if args.fleet is not None else "--brokers/--assignment"
@@ -334,7 +379,11 @@ def _run_stages(args: argparse.Namespace, command: str) -> int:
     progress = Progress()
     source = check_options(args)
     began = time.perf_counter()
-    columns = source.parse_json() if source.kind == "json" else None
+    columns: JsonColumns | None = None
+    if source.kind == "live":
+        columns = _read_live(args, source, progress)
+    elif source.kind == "json":
+        columns = source.parse_json()
     parsed = time.perf_counter() - began
     named_master = args.master is not None or under_spark_submit()
     name, why = choose_engine(args.engine, source.replica_rows(columns), has_master=named_master)
@@ -380,6 +429,20 @@ def _stage(
         args.min_insync_replicas,
         progress.timed("plan"),
     )
+
+
+def _read_live(args: argparse.Namespace, source: InputSource, progress: Progress) -> JsonColumns:
+    """The running clusters read by the reader the command line gives (``live_reader``: the
+    client layer, which the pipeline may not import)."""
+    reader = getattr(args, "live_reader", None)
+    if reader is None:
+        raise UsageError(
+            "--bootstrap-server is read by 'rackwise pipeline'; under spark-submit give the "
+            "cluster as files"
+        )
+    default = None if source.cluster_id == DEFAULT_CLUSTER_ID else source.cluster_id
+    columns: JsonColumns = reader(source, progress.line, default)
+    return columns
 
 
 def _rejected_detail(count: int, out: Path) -> str:

@@ -142,14 +142,15 @@ def read_source(source: InputSource, columns: JsonColumns | None = None) -> Loca
 
 
 def json_raw(source: InputSource, columns: JsonColumns) -> LocalRaw:
-    """One cluster's parsed JSON files as raw rows."""
+    """One cluster's parsed JSON files (or live clusters' rows) as raw rows."""
+    brokers_source, replicas_source, reported_source = source.row_sources
     return LocalRaw(
         brokers=[(*row[:3], _dir_tuples(row[3]), row[4]) for row in columns.brokers],
-        brokers_source=str(source.brokers),
+        brokers_source=brokers_source,
         replicas=columns.replicas,
-        replicas_source=str(source.assignment),
+        replicas_source=replicas_source,
         reported_dirs=list(columns.reported_dirs) if source.log_dirs else None,
-        reported_source=",".join(str(p) for _, p in source.log_dirs),
+        reported_source=reported_source,
         rejected=list(columns.rejects.rows),
         partitions_checked=True,
     )

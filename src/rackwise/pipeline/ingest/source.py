@@ -1,9 +1,10 @@
 """The input of one run, whichever engine reads it: what it is, whether it is there, how big.
 
-Three forms (see :mod:`rackwise.pipeline.ingest`): one cluster as JSON (``--brokers``,
+Four forms (see :mod:`rackwise.pipeline.ingest`): one cluster as JSON (``--brokers``,
 ``--assignment``, ``--log-dirs``), a fleet as Parquet (``--fleet DIR``: ``DIR/brokers``,
 ``DIR/replicas``), one cluster's metadata export (``--metadata PATH``: ``PATH/brokers``,
-``PATH/partitions``).
+``PATH/partitions``), and running clusters (``--bootstrap-server``, read through the admin APIs
+by the command line into the rows the JSON files give, :class:`LiveCluster`).
 
 Goals
     Refuse what cannot be read before any engine starts (Spark takes seconds to), with one
@@ -24,6 +25,7 @@ Worked example
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -40,7 +42,10 @@ LogDirsArg = StrPath | Sequence[StrPath | tuple[int, StrPath]] | None
 """One ``kafka-log-dirs`` file, or several; a KIP-113 document (one broker, not named in it)
 is given as ``(broker_id, path)``."""
 
-InputKind = Literal["json", "fleet", "metadata"]
+InputKind = Literal["json", "fleet", "metadata", "live"]
+LIVE_BROKERS_SOURCE: Final = "live:DescribeCluster,DescribeLogDirs"
+LIVE_REPLICAS_SOURCE: Final = "live:Metadata,DescribeLogDirs"
+"""The ``source`` of a live cluster's rejected broker and replica rows."""
 FLEET_BROKERS_DDL: Final = (
     "cluster_id string, broker_id int, rack string, "
     "log_dirs array<struct<path:string,total_bytes:bigint,is_live:boolean>>"
@@ -99,11 +104,51 @@ def _is_data_file(path: Path) -> bool:
 
 
 @dataclass(frozen=True)
+class LiveCluster:
+    """A running cluster to read: its bootstrap servers (``host:port[,host:port...]``) and the
+    name its rows carry (None: the one ``--cluster-id`` gives a single cluster, else the
+    cluster's own id)."""
+
+    bootstrap: str
+    name: str | None = None
+
+
+_NAME: Final = re.compile(r"[^\s=,#]+")
+
+
+def live_clusters(flags: list[str], listing: str | None) -> list[LiveCluster]:
+    """The clusters of ``--bootstrap-server`` then of ``--bootstrap-servers-file`` (one
+    ``[NAME=]HOST:PORT[,HOST:PORT]`` a line; blank lines and ``#`` comments skipped)."""
+    entries = [("--bootstrap-server", value) for value in flags]
+    if listing is not None:
+        try:
+            lines = Path(listing).read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise ValueError(f"--bootstrap-servers-file {listing}: {error.strerror}") from None
+        numbered = [(n, line.split("#", 1)[0].strip()) for n, line in enumerate(lines, 1)]
+        entries += [(f"{listing}:{n}", text) for n, text in numbered if text]
+        if not any(text for _, text in numbered):
+            raise ValueError(f"--bootstrap-servers-file {listing}: no cluster in it")
+    clusters = []
+    for where, value in entries:
+        name, sep, servers = (part.strip() for part in value.rpartition("="))
+        if sep and not _NAME.fullmatch(name):
+            raise ValueError(f"{where}: {value!r}: a cluster name has no blanks, ',' or '#'")
+        for server in servers.split(","):
+            host, colon, port = server.strip().rpartition(":")
+            if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"{where}: {value!r}: expected [NAME=]HOST:PORT[,HOST:PORT]")
+        clusters.append(LiveCluster(servers, name or None))
+    return clusters
+
+
+@dataclass(frozen=True)
 class InputSource:
     """What one run reads. ``kind`` says which of the other fields are set: ``json``:
     ``brokers``, ``assignment`` and ``log_dirs`` (possibly empty); ``fleet``: ``fleet``;
-    ``metadata``: ``metadata`` and ``log_dirs`` (possibly empty). ``cluster_id`` names a
-    single cluster (JSON, metadata)."""
+    ``metadata``: ``metadata`` and ``log_dirs`` (possibly empty); ``live``: ``live`` and
+    ``command_config`` (possibly None). ``cluster_id`` names a single cluster (JSON,
+    metadata, one live cluster without a name)."""
 
     kind: InputKind
     cluster_id: str
@@ -112,6 +157,8 @@ class InputSource:
     log_dirs: tuple[tuple[int | None, Path], ...] = ()
     fleet: Path | None = None
     metadata: Path | None = None
+    live: tuple[LiveCluster, ...] = ()
+    command_config: Path | None = None
 
     @classmethod
     def json_cluster(
@@ -133,9 +180,27 @@ class InputSource:
             "metadata", cluster_id, log_dirs=tuple(log_dirs_paths(log_dirs)), metadata=Path(export)
         )
 
+    @classmethod
+    def live_clusters(
+        cls, clusters: Sequence[LiveCluster], cluster_id: str, command_config: StrPath | None
+    ) -> InputSource:
+        config = None if command_config is None else Path(command_config)
+        return cls("live", cluster_id, live=tuple(clusters), command_config=config)
+
+    @property
+    def row_sources(self) -> tuple[str, str, str]:
+        """The ``source`` rejected rows name: of brokers, of replicas, of reported directories
+        (JSON and live input)."""
+        if self.kind == "live":
+            return LIVE_BROKERS_SOURCE, LIVE_REPLICAS_SOURCE, ""
+        reported = ",".join(str(p) for _, p in self.log_dirs)
+        return str(self.brokers), str(self.assignment), reported
+
     def check(self) -> None:
         """Refuse a file or dataset that is not there (no engine needed)."""
-        if self.fleet is not None:
+        if self.kind == "live":
+            self._check_files([self.command_config] if self.command_config else [])
+        elif self.fleet is not None:
             if not self.fleet.is_dir():
                 raise FileNotFoundError(2, "No such fleet directory", str(self.fleet))
             for name in FLEET_DATASETS:
@@ -169,7 +234,7 @@ class InputSource:
         """The input's size in replica rows (before validation): exact for JSON (``columns``,
         parsed already) and for a fleet; for a metadata export, the entries of the
         partitions' replica lists as the footers count them."""
-        if self.kind == "json":
+        if self.kind in ("json", "live"):
             assert columns is not None
             return int(columns.replicas.num_rows)
         if self.fleet is not None:

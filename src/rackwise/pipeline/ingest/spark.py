@@ -94,16 +94,15 @@ def cluster_tables(spark: SparkSession, source: InputSource, columns: JsonColumn
     that does not parse is refused before Spark starts), as validated tables. The replicas are
     the Arrow data the driver parsed, handed to Spark once and not cached (the audit and the
     planner cache what they read)."""
-    assert source.brokers is not None and source.assignment is not None
+    brokers_source, replicas_source, log_dirs_source = source.row_sources
 
     def frame(data: object, ddl: str, path: StrPath) -> DataFrame:
         created = spark.createDataFrame(data, ddl)
         return created.withColumn("_source", F.lit(str(path)))
 
-    log_dirs_source = ",".join(str(p) for _, p in source.log_dirs)
     raw = RawTables(
-        brokers=frame(columns.brokers, v.RAW_BROKERS_DDL, source.brokers),
-        replicas=frame(columns.replicas, v.RAW_REPLICAS_DDL, source.assignment),
+        brokers=frame(columns.brokers, v.RAW_BROKERS_DDL, brokers_source),
+        replicas=frame(columns.replicas, v.RAW_REPLICAS_DDL, replicas_source),
         reported_dirs=(
             frame(columns.reported_dirs, v.RAW_REPORTED_DIRS_DDL, log_dirs_source)
             if source.log_dirs
