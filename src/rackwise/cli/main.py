@@ -32,6 +32,10 @@ SUBCOMMANDS = {
         "describe and alter topic and broker configs (kafka-configs)",
     ),
     "placement": ("rackwise.cli.placement", "ask a cluster to place replicas (KIP-879)"),
+    "reassign": (
+        "rackwise.cli.reassign",
+        "generate, execute, verify, cancel and list reassignments (kafka-reassign-partitions)",
+    ),
     "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
     "consumer-groups": (
         "rackwise.cli.consumer_groups",
