@@ -217,3 +217,23 @@ def test_legacy_alter_configs_replaces_a_brokers_whole_set() -> None:
     results = controller.alter_configs({BROKER_1: {throttle: "3"}})
     assert [r.error for r in results] == [ApiError()]
     assert dict(controller.image.configs[BROKER_1]) == {throttle: "3"}
+
+
+def test_throttled_replica_lists_are_checked_as_kafka_checks_them() -> None:
+    controller = _controller()
+    key = "leader.replication.throttled.replicas"
+    for good in ("*", "0:1,1:2", " 0:1 , 1:2 ", "0:1,", ""):
+        (result,) = controller.incremental_alter_configs({TOPIC: [_set(key, good)]})
+        assert result.error.error_code == 0, (good, result.error.message)
+    reason = (
+        " must be the literal '*' or a list of replicas in the following format: "
+        "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+    )
+    for bad, shown in (("0:1,x", "[0:1, x]"), ("0", "[0]"), ("*,0:1", "[*, 0:1]")):
+        follower = "follower.replication.throttled.replicas"
+        (result,) = controller.incremental_alter_configs({TOPIC: [_set(follower, bad)]})
+        assert (result.error.error_code, result.error.message) == (
+            40,
+            f"Invalid value {shown} for configuration {follower}: {follower}{reason}",
+        )
+    assert controller.image.topic_configs("t")[key] == ""

@@ -33,11 +33,13 @@ Worked example
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Hashable
 from typing import Any, Final
 
 from rackwise.broker.metadata_apis import INTERNAL_TOPICS
+from rackwise.broker.replication_quotas import LeaderThrottle
 from rackwise.common.error_codes import (
     FENCED_LEADER_EPOCH,
     INVALID_REQUIRED_ACKS,
@@ -110,6 +112,7 @@ class DataApis:
         *,
         auto_create: AutoCreate | None = None,
         on_change: Callable[[Hashable], None] | None = None,
+        leader_throttle: LeaderThrottle | None = None,
     ) -> None:
         self.replicas = replicas
         self.purgatory = purgatory
@@ -118,6 +121,7 @@ class DataApis:
         self.selector = selector
         self.auto_create = auto_create
         self.on_change = on_change or purgatory.check
+        self.leader_throttle = leader_throttle
         self.bytes_served: dict[str, int] = {}
         """Record bytes this broker has sent to consumers (not to followers), by topic."""
         self.bytes_replicated = 0
@@ -315,17 +319,26 @@ class DataApis:
         max_wait_s = body.max_wait_ms / 1000
         min_bytes = body.min_bytes
         max_bytes = body.max_bytes
+        throttle = self.leader_throttle if is_follower else None
         results = self._read_all(wanted, replica_id, max_bytes, client)
         if _total(results) < min_bytes and max_wait_s > 0 and not _any_error(results):
             available = self.replicas.bytes_available
+            held = throttle.holds_back if throttle is not None else lambda _k, _r: False
 
             def has_bytes(key: tuple[str, int], offset: int) -> Callable[[], bool]:
-                return lambda: available(key[0], key[1], offset, is_follower)
+                return lambda: available(*key, offset, is_follower) and not held(key, replica_id)
 
-            # Any partition with records completes it: each checked on its own changes.
+            # Any partition with records completes it: each checked on its own changes; a
+            # partition the leader's throttle holds back does not count (Kafka's DelayedFetch).
             conditions = {w[0]: has_bytes(w[0], w[1]) for w in wanted}
-            if await self.purgatory.wait(conditions, max_wait_s, every=False):
+            wait_s = max_wait_s
+            if throttle is not None:
+                wait_s = throttle.wait_s(conditions, replica_id, max_wait_s)
+            ready = await self.purgatory.wait(conditions, wait_s, every=False)
+            if ready or wait_s < max_wait_s:
                 results = self._read_all(wanted, replica_id, max_bytes, client)
+        if throttle is not None:
+            throttle.record(results)
         if is_follower:
             self.bytes_replicated += _total(results)
         else:
@@ -372,6 +385,8 @@ class DataApis:
                 continue
             if replica_id >= 0:
                 self.on_change(key)  # a follower's fetch may move the high watermark
+                if self.leader_throttle and self.leader_throttle.holds_back(key, replica_id):
+                    result = dataclasses.replace(result, records=b"")
             remaining -= len(result.records)
             out.append((key, topic_key, NONE, result))
         return out

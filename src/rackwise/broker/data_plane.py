@@ -35,6 +35,7 @@ from typing import Final
 from rackwise.broker.isr import IsrChange, broker_epoch_of, is_leader_ready
 from rackwise.broker.log_dirs import Assign, LogDirs
 from rackwise.broker.replica_fetcher import ReplicaFetcherManager
+from rackwise.broker.replication_quotas import LeaderThrottle, ReplicationQuotas
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection
 from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
@@ -91,8 +92,16 @@ class DataPlane:
         )
         self.purgatory = Purgatory()
         self.selector = load_selector(config.replica_selector_class)
+        self.quotas = ReplicationQuotas(broker_id, lambda: self.config)
+        self.leader_throttle = LeaderThrottle(self.quotas.leader, self.replicas)
         self.fetchers = ReplicaFetcherManager(
-            broker_id, self.replicas, config, connect_broker, broker_epoch, self.on_change
+            broker_id,
+            self.replicas,
+            config,
+            connect_broker,
+            broker_epoch,
+            self.on_change,
+            quota=self.quotas.follower,
         )
         self.cleaner = LogCleaner()
         self.log_dirs = LogDirs(
@@ -198,6 +207,7 @@ class DataPlane:
             return
         transition = self.replicas.apply_image(image)
         self.applied = image
+        self.quotas.apply(image)
         self.fetchers.update()
         self.log_dirs.report_directories()
         for key in transition.changed:

@@ -20,6 +20,12 @@ Constraints
       metadata image moves partitions between fetchers.
     * Everything runs on the broker's request loop: appends and truncations happen between
       requests, never during one.
+    * A partition on this broker's ``follower.replication.throttled.replicas`` list whose
+      log is behind the leader's high watermark is left out of the fetches while
+      ``follower.replication.throttled.rate`` is exceeded (Kafka's
+      ``shouldFollowerThrottle``); the fetch that goes without it waits on the leader no
+      longer than the quota needs, and with nothing else to fetch the fetcher sleeps that
+      long, at most ``replica.fetch.backoff.ms`` (:mod:`rackwise.broker.replication_quotas`).
 
 Worked example
     Broker 3 follows t-0 (leader 1, epoch 2) with log end 5 at epoch 1. It fetches from 5 with
@@ -38,12 +44,14 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rackwise.broker.replication_quotas import follower_wait_s
 from rackwise.common.error_codes import NONE, OFFSET_OUT_OF_RANGE
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection, NetworkException
 from rackwise.node.data_config import DataPathConfig
 from rackwise.protocol import ApiKey, ProtocolError
 from rackwise.replica.manager import ReplicaManager
+from rackwise.replica.quota import ReplicationQuota
 from rackwise.replica.serving import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 LOG: Final = logging.getLogger("rackwise.broker.fetcher")
@@ -79,6 +87,9 @@ class ReplicaFetcher:
         self.task: asyncio.Task[None] | None = None
         self._connection: KafkaConnection | None = None
         self._backoff_until: dict[TopicPartition, float] = {}
+        self._lag: dict[TopicPartition, int] = {}
+        """Each partition's lag behind the leader's high watermark after its last fetch
+        (Kafka's fetch state ``lag``: in sync at 0, unknown before the first answer)."""
 
     def start(self) -> None:
         self.task = asyncio.create_task(
@@ -140,9 +151,13 @@ class ReplicaFetcher:
         version = connection.version_for(ApiKey.FETCH)
         topics: dict[str, list[dict[str, Any]]] = {}
         asked: list[TopicPartition] = []
+        held = False
         for key in ready:
             partition = replicas.partitions.get(key)
             if partition is None or partition.is_leader:
+                continue
+            if self._holds_back(key):
+                held = True
                 continue
             log = partition.log
             latest = log.latest_epoch
@@ -157,9 +172,16 @@ class ReplicaFetcher:
                 }
             )
             asked.append(key)
+        quota = self.manager.quota
+        max_wait_ms = config.replica_fetch_wait_max_ms
+        if held and quota is not None:
+            # the held-back partitions are asked for again as soon as the quota allows
+            max_wait_ms = min(max_wait_ms, int(follower_wait_s(quota, max_wait_ms / 1000) * 1000))
         if not asked:
             self.changed.clear()
-            await asyncio.sleep(0.05)
+            backoff_s = config.replica_fetch_backoff_ms / 1000
+            wait_s = follower_wait_s(quota, backoff_s) if held and quota is not None else 0.05
+            await asyncio.sleep(wait_s)
             return
         values = {
             "replica_id": self.manager.broker_id,
@@ -167,7 +189,7 @@ class ReplicaFetcher:
                 "replica_id": self.manager.broker_id,
                 "replica_epoch": self.manager.broker_epoch(),
             },
-            "max_wait": config.replica_fetch_wait_max_ms,
+            "max_wait": max_wait_ms,
             "min_bytes": config.replica_fetch_min_bytes,
             "max_bytes": config.replica_fetch_response_max_bytes,
             "isolation_level": 0,
@@ -180,9 +202,18 @@ class ReplicaFetcher:
             "forgotten_topics_data": [],
             "rack_id": "",
         }
-        timeout_s = config.replica_fetch_wait_max_ms / 1000 + 30.0
+        timeout_s = max_wait_ms / 1000 + 30.0
         answer = await connection.fetch(values, timeout_s=timeout_s)
         self._process(answer, version)
+
+    def _holds_back(self, key: TopicPartition) -> bool:
+        """Kafka's ``shouldFollowerThrottle``: this replica is behind the leader's high
+        watermark (or has not heard it yet), the partition is throttled here and the
+        follower's quota is exceeded."""
+        quota = self.manager.quota
+        if quota is None or self._lag.get(key, 1) <= 0 or not quota.is_throttled(*key):
+            return False
+        return quota.is_exceeded()
 
     def _process(self, response: Any, version: int) -> None:
         backoff_s = self.manager.config.replica_fetch_backoff_ms / 1000
@@ -227,6 +258,12 @@ class ReplicaFetcher:
         moved = replicas.append_as_follower(
             key[0], key[1], records, int(data.high_watermark), int(data.log_start_offset)
         )
+        partition = replicas.partitions.get(key)
+        if partition is not None:
+            self._lag[key] = max(0, int(data.high_watermark) - partition.log.log_end_offset)
+        quota = self.manager.quota
+        if quota is not None and records and quota.is_throttled(*key):
+            quota.record(len(records))
         if records or moved:
             self.manager.on_change(key)
 
@@ -242,8 +279,12 @@ class ReplicaFetcherManager:
         connect: Connector,
         broker_epoch: Callable[[], int],
         on_change: Callable[[Hashable], None],
+        *,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.quota = quota
+        """``follower.replication.throttled.rate`` over the throttled partitions."""
         self.replicas = replicas
         self.config = config
         self.connect = connect
@@ -269,6 +310,7 @@ class ReplicaFetcherManager:
                 fetcher._backoff_until = {
                     k: t for k, t in fetcher._backoff_until.items() if k in keys
                 }
+                fetcher._lag = {k: lag for k, lag in fetcher._lag.items() if k in keys}
             fetcher.changed.set()
         for fid in [f for f in self.fetchers if f not in wanted]:
             fetcher = self.fetchers.pop(fid)

@@ -197,6 +197,7 @@ class Broker:
             self.data.selector,
             auto_create=self.auto_create if self.data_config.auto_create_topics_enable else None,
             on_change=self.data.on_change,
+            leader_throttle=self.data.leader_throttle,
         )
         self.groups = GroupCoordinator(
             self.data.replicas,

@@ -10,6 +10,7 @@ the key's milliseconds.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -223,6 +224,25 @@ def _number(key: ConfigKey, value: str) -> float:
     return number
 
 
+THROTTLED_REPLICA_KEYS: Final = frozenset(
+    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+)
+
+
+def _check_throttled_replicas(name: str, value: str) -> None:
+    """Kafka's ``ThrottledReplicaListValidator``: ``*``, or ``partition:broker`` items (a
+    blank item passes); the message shows the list as Java prints it."""
+    trimmed = value.strip()
+    items = [item.strip() for item in re.split(r"\s*,\s*", trimmed)] if trimmed else []
+    if "".join(items) == "*" or all(re.fullmatch(r"([0-9]+:[0-9]+)?", i) for i in items):
+        return
+    reason = (
+        f"{name} must be the literal '*' or a list of replicas in the following format: "
+        "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+    )
+    raise _invalid(name, "[" + ", ".join(items) + "]", reason)
+
+
 def _bound_text(bound: float) -> str:
     return str(int(bound)) if float(bound).is_integer() else str(bound)
 
@@ -239,6 +259,8 @@ def check_topic_config(name: str, value: str) -> None:
             raise _invalid(name, value, f"Value must be at least {_bound_text(key.minimum)}")
         if key.maximum is not None and number > key.maximum:
             raise _invalid(name, value, f"Value must be no more than {_bound_text(key.maximum)}")
+    elif name in THROTTLED_REPLICA_KEYS:
+        _check_throttled_replicas(name, value)
     elif key.type == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise _invalid(name, value, "Expected value to be either true or false")

@@ -64,6 +64,10 @@ REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: Final = (
     "replica.alter.log.dirs.io.max.bytes.per.second"
 )
 NUM_REPLICA_ALTER_LOG_DIRS_THREADS: Final = "num.replica.alter.log.dirs.threads"
+LEADER_REPLICATION_THROTTLED_RATE: Final = "leader.replication.throttled.rate"
+FOLLOWER_REPLICATION_THROTTLED_RATE: Final = "follower.replication.throttled.rate"
+REPLICATION_QUOTA_WINDOW_NUM: Final = "replication.quota.window.num"
+REPLICATION_QUOTA_WINDOW_SIZE_SECONDS: Final = "replication.quota.window.size.seconds"
 LOG_SEGMENT_DELETE_DELAY_MS: Final = "log.segment.delete.delay.ms"
 """The broker-level name of the topic key ``file.delete.delay.ms``."""
 FILE_DELETE_DELAY_MS: Final = "file.delete.delay.ms"
@@ -97,6 +101,10 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     LOG_CLEANER_BACKOFF_MS: (15_000, 0),
     REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: (2**63 - 1, 0),
     NUM_REPLICA_ALTER_LOG_DIRS_THREADS: (0, 0),  # 0: Kafka's null, one per log directory
+    LEADER_REPLICATION_THROTTLED_RATE: (2**63 - 1, 0),
+    FOLLOWER_REPLICATION_THROTTLED_RATE: (2**63 - 1, 0),
+    REPLICATION_QUOTA_WINDOW_NUM: (11, 1),
+    REPLICATION_QUOTA_WINDOW_SIZE_SECONDS: (1, 1),
     OFFSETS_TOPIC_NUM_PARTITIONS: (50, 1),
     OFFSETS_TOPIC_REPLICATION_FACTOR: (3, 1),
     OFFSETS_TOPIC_SEGMENT_BYTES: (104_857_600, 1),
@@ -144,6 +152,10 @@ class DataPathConfig:
     log_cleaner_backoff_ms: int
     replica_alter_log_dirs_io_max_bytes_per_second: int
     num_replica_alter_log_dirs_threads: int
+    leader_replication_throttled_rate: int
+    follower_replication_throttled_rate: int
+    replication_quota_window_num: int
+    replication_quota_window_size_seconds: int
     offsets_topic_num_partitions: int
     offsets_topic_replication_factor: int
     offsets_topic_segment_bytes: int
@@ -162,14 +174,19 @@ class DataPathConfig:
 
     def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
         """This configuration with the values the data path reads as it goes taken from
-        ``dynamic`` as they are now (the log-directory mover's throttle and the delay before a
-        replaced log directory is deleted); the others are read once, at start."""
+        ``dynamic`` as they are now (the log-directory mover's throttle, the replication
+        throttles and the delay before a replaced log directory is deleted); the others are
+        read once, at start."""
         return dataclasses.replace(
             self,
             replica_alter_log_dirs_io_max_bytes_per_second=(
                 dynamic.replica_alter_log_dirs_io_max_bytes_per_second
             ),
             file_delete_delay_ms=dynamic.file_delete_delay_ms,
+            leader_replication_throttled_rate=dynamic.int_value(LEADER_REPLICATION_THROTTLED_RATE),
+            follower_replication_throttled_rate=dynamic.int_value(
+                FOLLOWER_REPLICATION_THROTTLED_RATE
+            ),
         )
 
     @staticmethod
