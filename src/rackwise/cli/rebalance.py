@@ -7,7 +7,8 @@ Constraints
       each naming its partition and rule (``t-0: min-insync: ...``). ``--json`` prints the same
       as one JSON document.
     * ``--execute`` prints one line per batch (bytes, rate against ``--throttle``, time left),
-      then the second audit's summary. ``--cancel`` cancels every reassignment in flight and
+      then the second audit's summary; with ``--json`` the batch lines go to stderr and stdout
+      holds the one document. ``--cancel`` cancels every reassignment in flight and
       removes the throttles of the topics and brokers they involve.
     * Ctrl-C ends an execution with its reassignments cancelled and the throttles removed,
       ``error: interrupted`` and status 130; SIGTERM the same with ``error: terminated`` and
@@ -139,6 +140,10 @@ def _out(text: str) -> None:
     print(text, flush=True)
 
 
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 async def _main(
     args: argparse.Namespace, servers: str, config: dict[str, str], options: Any
 ) -> int:
@@ -154,7 +159,7 @@ async def _main(
         return 0
     if not args.json:
         _show(proposal, False)
-    execution = await rr.execute(servers, config, proposal, options, _out)
+    execution = await rr.execute(servers, config, proposal, options, _err if args.json else _out)
     after = rr.propose(await rr.read(servers, config, options), options)
     if args.json:
         doc = _document(proposal)

@@ -10,7 +10,9 @@ Constraints
       directories (retrying REPLICA_NOT_AVAILABLE until ``timeout_ms``).
     * Throttles are set per batch as Kafka's tool computes them (leaders on the current
       replicas, followers on the new ones, the rate on every broker involved) and all of them
-      removed at the end, on a cancel too.
+      removed at the end, on a cancel too; so are those a run that died left behind (the
+      topics' throttled-replica lists, and the rates on every broker, as ``--verify`` does).
+      A rerun's ``--throttle`` applies to the moves it adopts.
     * A cancel (the task cancelled: Ctrl-C or SIGTERM in the command) cancels the reassignments
       in flight, sends directory moves back, removes the throttles, and waits (up to
       ``timeout_ms``) until the cluster lists no reassignment of the plan's partitions: Kafka
@@ -33,6 +35,8 @@ from dataclasses import dataclass, field
 
 from rackwise.balance import Plan, Strategy, plan_cluster
 from rackwise.client.cluster_state import (
+    FOLLOWER_THROTTLED_KEY,
+    LEADER_THROTTLED_KEY,
     ClusterSnapshot,
     addresses_of,
     read_cluster_async,
@@ -88,7 +92,8 @@ class Proposal:
 
 def propose(snapshot: ClusterSnapshot, options: Options) -> Proposal:
     plan = plan_cluster(planner_input(snapshot), options.strategy, clock=time.perf_counter)
-    targets = plan_targets(plan)
+    in_flight = {tp: Target(m.target) for tp, m in snapshot.reassignments.items()}
+    targets = {**in_flight, **plan_targets(plan)}  # the plan reads a move in flight as done
     schedule = plan_batches(executor_state(snapshot), targets, options.limits)
     return Proposal(snapshot, plan, targets, schedule)
 
@@ -187,15 +192,16 @@ async def execute(
     state = executor_state(proposal.snapshot)
     execution = Execution(state, proposal.targets, options.limits)
     adopted = sum(e.adopted for e in execution.tracked.values())
-    throttled = _Throttled()
-    if adopted:
-        out(f"adopted {adopted} reassignments already in flight")
-        for entry in execution.running():  # the throttles the run that started them set
-            throttled.topics.add(entry.partition.topic)
-            if entry.move is not None:
-                throttled.brokers |= set(entry.move.involved)
+    throttled = _left_throttled(proposal.snapshot)
     progress = _Progress(out, options.throttle)
     try:
+        if adopted:
+            out(f"adopted {adopted} reassignments already in flight")
+            moves = tuple(e.move for e in execution.running() if e.move is not None)
+            await _carry_out(connections, [SetThrottles(moves)], options, throttled)
+            for move in moves:  # the throttles the run that started them set go at the end
+                throttled.topics.add(move.partition.topic)
+                throttled.brokers |= set(move.involved)
         await _loop(bootstrap, config, connections, execution, options, throttled, progress)
     except asyncio.CancelledError:
         await asyncio.shield(_cancel(bootstrap, config, connections, execution, options, throttled))
@@ -203,6 +209,14 @@ async def execute(
     finally:
         await connections.close()
     return execution
+
+
+def _left_throttled(snapshot: ClusterSnapshot) -> _Throttled:
+    """The throttles a run that died left (topics with throttled-replica lists): removed at the
+    end, with the rates on every broker, as Kafka's ``--verify`` removes them."""
+    keys = (LEADER_THROTTLED_KEY, FOLLOWER_THROTTLED_KEY)
+    topics = {t for t, c in snapshot.topic_configs.items() if any(c.get(k) for k in keys)}
+    return _Throttled(topics, set(snapshot.brokers) if topics else set())
 
 
 async def _loop(

@@ -269,8 +269,9 @@ class Execution:
         if not batch.moves:
             return bool(blocked)
         self.batch += 1
-        if any(m.kind == "replica" for m in batch.moves):
-            actions.append(SetThrottles(batch.moves))
+        copies = tuple(m for m in batch.moves if m.kind == "replica")
+        if copies:
+            actions.append(SetThrottles(copies))
         for move in batch.moves:
             entry = self.tracked[move.partition]
             entry.phase, entry.move, entry.batch, entry.note = Phase.STARTED, move, self.batch, None
