@@ -2,8 +2,9 @@
 racks, two log directories each) whose topics are placed badly on purpose and hold data: a dry
 run changes nothing; ``--execute`` with a throttle brings every partition to its target and the
 second audit finds nothing avoidable left; Ctrl-C in the middle leaves no reassignment in
-flight, no throttle, and each partition on its original or target replicas with a leader; and a
-rerun after the executor was killed adopts the moves it left in flight."""
+flight, no throttle, and each partition on its original or target replicas with a leader (and
+SIGTERM the same, with 143); a rerun after the executor was killed adopts the moves it left in
+flight; and ``--cancel`` cancels them instead."""
 
 from __future__ import annotations
 
@@ -174,19 +175,27 @@ def _wait_in_flight(cluster: Cluster, process: subprocess.Popen[str]) -> None:
     assert process.poll() is None
 
 
-def test_ctrl_c_cancels_what_is_in_flight_and_removes_the_throttles(cluster: Cluster) -> None:
-    skewed(cluster, "slow", "1:2,2:1", 3000)
+@pytest.mark.parametrize(
+    ("signum", "status", "line"),
+    [(signal.SIGINT, 130, "error: interrupted"), (signal.SIGTERM, 143, "error: terminated")],
+    ids=["sigint", "sigterm"],
+)
+def test_a_signal_cancels_what_is_in_flight_and_removes_the_throttles(
+    cluster: Cluster, signum: int, status: int, line: str
+) -> None:
+    if "slow-0" not in replicas(cluster):
+        skewed(cluster, "slow", "1:2,2:1", 3000)
     original = replicas(cluster)
     targets = plan(cluster)
     process = start(cluster, "--throttle", "1000")
     try:
         _wait_in_flight(cluster, process)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         _stop(process)
-    assert process.returncode == 130, (out, err)
-    assert err.strip().splitlines()[-1] == "error: interrupted"
+    assert process.returncode == status, (out, err)
+    assert err.strip().splitlines()[-1] == line
     assert in_flight(cluster) == "No partition reassignments found."
     assert throttles(cluster) == {}
     now = replicas(cluster)
@@ -217,3 +226,31 @@ def test_a_rerun_after_kill_9_adopts_the_moves_in_flight(cluster: Cluster) -> No
     assert all(now[p] == r for p, r in targets.items())
     assert in_flight(cluster) == "No partition reassignments found."
     assert throttles(cluster) == {}
+
+
+def test_cancel_cancels_the_moves_a_killed_run_left(cluster: Cluster) -> None:
+    original = replicas(cluster)
+    targets = plan(cluster)
+    if not targets:
+        skewed(cluster, "slow2", "1:2,2:1", 3000)
+        original, targets = replicas(cluster), plan(cluster)
+    process = start(cluster, "--throttle", "1000")
+    try:
+        _wait_in_flight(cluster, process)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+    finally:
+        _stop(process)
+    moving = in_flight(cluster).splitlines()[1:]
+    done = rebalance(cluster, "--cancel")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        f"cancelled {len(moving)} reassignments in flight; throttles removed"
+    )
+    assert in_flight(cluster) == "No partition reassignments found."
+    assert throttles(cluster) == {}
+    now = replicas(cluster)
+    for name, (leader, isr) in leaders(cluster).items():
+        assert set(now[name]) in (set(original[name]), set(targets.get(name, original[name])))
+        assert leader in now[name] and leader in isr
