@@ -176,3 +176,18 @@ def test_a_broker_lost_mid_move_cancels_the_move_and_asks_for_a_new_plan() -> No
         sim.apply(action)
     assert _run(sim, execution, {tp: Target((4, 2))}, {})
     assert sim.partitions[tp].replicas == (4, 2)
+
+
+def test_a_move_onto_a_broker_that_went_down_asks_once_for_a_plan_then_is_refused() -> None:
+    racks = racks_of([[1], [1], [1], [1]])
+    tp = TopicPartition("t", 0)
+    state = state_of(racks, {tp: ((1, 2), ("/d0", "/d0"), 1, 5, True)}, 10**6)
+    execution = Execution(state, {tp: Target((3, 2))}, Limits())
+    sim = Sim.of(state, 0.85, 0)
+    sim.lose_broker(3)
+    step = execution.step(sim.observe())
+    assert step.needs_plan and not step.done and step.actions == ()
+    execution.retarget(sim.observe(), {tp: Target((3, 2))})  # a plan that still wants 3
+    step = execution.step(sim.observe())
+    assert step.done and step.events == ("refused t-0: broker: target broker 3 is not up",)
+    assert execution.tracked[tp].phase == Phase.REFUSED

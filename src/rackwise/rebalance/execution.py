@@ -8,7 +8,8 @@ driver calls :meth:`Execution.step` with each fresh :class:`ClusterState` and ca
 A step first reads what happened: a partition at its target with no reassignment in flight is
 verified (one that got there without the executor, "already moved", too); a started move seen
 in ListPartitionReassignments is in flight; a move whose new broker went down is cancelled and
-waits for a new plan (:meth:`Execution.retarget`); a started move that is neither in flight nor
+waits for a new plan (:meth:`Execution.retarget`), as does, once, a move whose target broker is
+not up when its batch would start; a started move that is neither in flight nor
 done was cancelled from outside and goes back to pending, up to :data:`MAX_ATTEMPTS` times.
 When the batch has nothing left running, the next one is chosen (:func:`~.batches.select`) from
 the state as it is now, and its throttles, directory moves and reassignments are asked for; when
@@ -132,6 +133,7 @@ class Execution:
         self.targets = dict(targets)
         self.batch = 0
         self.cancelled = False
+        self.replanned: set[TopicPartition] = set()
         self.tracked: dict[TopicPartition, Tracked] = {}
         for move in moves_for(state, self.targets):
             self.tracked[move.partition] = Tracked(move.partition, Phase.PENDING, move)
@@ -168,6 +170,9 @@ class Execution:
         if not self.running():
             self._elect(state, actions)
             if not self._start(state, events, actions) and not self.running():
+                if self._stale():
+                    events.append("a target broker is not up; re-planning")
+                    return Step(tuple(actions), tuple(events), False, True)
                 self._end(events, actions)
                 return Step(tuple(actions), tuple(events), True, needs_plan)
         return Step(tuple(actions), tuple(events), False, needs_plan)
@@ -282,6 +287,17 @@ class Execution:
                 actions.append(MoveDir(move.partition, broker, path))
         events.append(f"batch {self.batch}: {len(batch.moves)} moves started")
         return True
+
+    def _stale(self) -> bool:
+        """True, once per partition, when a pending move waits on a broker that is not up: a
+        new plan may put it elsewhere (a second time it is refused)."""
+        stale = {
+            tp
+            for tp, e in self.tracked.items()
+            if e.phase == Phase.PENDING and isinstance(e.note, Hold) and e.note.rule == "broker"
+        } - self.replanned
+        self.replanned |= stale
+        return bool(stale)
 
     def _end(self, events: list[str], actions: list[Action]) -> None:
         for entry in self.tracked.values():
