@@ -52,6 +52,10 @@ def _assert_safe(state: ClusterState, batch: tuple[Move, ...], limits: Limits) -
         for b, d in zip(target.replicas, target.log_dirs, strict=True):
             if d != "any" and (b not in source.replicas or source.dir_of(b) != d):
                 incoming[(b, d)] += source.size_bytes
+            elif d == "any" and b not in source.replicas:  # the broker chooses: any may fill
+                for key in state.log_dirs:
+                    if key[0] == b:
+                        incoming[key] += source.size_bytes
     for key, size in incoming.items():
         disk = state.log_dirs[key]
         assert disk.used + size <= limits.max_disk_use * disk.capacity

@@ -3,9 +3,10 @@
 A batch holds at most ``concurrency_per_broker`` replica moves involving any one broker (as a
 source, a destination or a replica that stays), at most ``intra_per_broker`` moves between the
 directories of any one broker, and at most ``max_leader_moves`` leader moves; moves already in
-flight count against the same limits. Moves are taken in the order given (the plan's); a move
-that breaks a safety rule (:mod:`~rackwise.rebalance.safety`) is held with its reason, and one
-that only finds its brokers busy waits for the next batch.
+flight count against the same limits. A copy whose directory its broker chooses (``"any"``)
+counts against every directory of that broker. Moves are taken in the order given (the plan's);
+a move that breaks a safety rule (:mod:`~rackwise.rebalance.safety`) is held with its reason,
+and one that only finds its brokers busy waits for the next batch.
 
 :func:`plan_batches` plays the batches out on a copy of the state, each batch finishing before
 the next starts (replicas at their targets and in sync, bytes moved between directories), until
@@ -38,12 +39,12 @@ class Load:
     leaders: int = 0
     incoming: Counter[tuple[int, str]] = field(default_factory=Counter)
 
-    def add(self, move: Move) -> None:
+    def add(self, move: Move, dirs: Iterable[tuple[int, str]]) -> None:
         self.replica.update(move.involved)
         self.intra.update(b for b, _ in move.dir_moves)
         self.leaders += move.kind == "leader"
         size = max(move.source.size_bytes, 0)
-        for key in move.incoming():
+        for key in move.landing(dirs):
             self.incoming[key] += size
 
     def fits(self, move: Move, limits: Limits) -> bool:
@@ -62,10 +63,11 @@ class Batch:
     held: tuple[Hold, ...]
 
 
-def load_of(moves: Iterable[Move]) -> Load:
+def load_of(moves: Iterable[Move], dirs: Iterable[tuple[int, str]]) -> Load:
     load = Load()
+    known = list(dirs)
     for move in moves:
-        load.add(move)
+        load.add(move, known)
     return load
 
 
@@ -73,7 +75,7 @@ def select(
     state: ClusterState, candidates: Sequence[Move], running: Iterable[Move], limits: Limits
 ) -> Batch:
     """The next batch from ``candidates`` (in order), given the moves ``running``."""
-    load = load_of(running)
+    load = load_of(running, state.log_dirs)
     chosen: list[Move] = []
     held: list[Hold] = []
     for move in candidates:
@@ -81,7 +83,7 @@ def select(
         if hold is not None:
             held.append(hold)
         elif load.fits(move, limits):
-            load.add(move)
+            load.add(move, state.log_dirs)
             chosen.append(move)
     return Batch(tuple(chosen), tuple(held))
 

@@ -18,7 +18,7 @@ involving brokers 1, 2 and 3 while it runs (all three take part in the copy or i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final, Literal
@@ -166,6 +166,12 @@ class Move:
         """(broker, directory) of every copy the move writes, where the directory is named."""
         out = [(b, self.target.dir_of(b)) for b in self.adding]
         return [(b, d) for b, d in out if d != ANY_DIR] + list(self.dir_moves)
+
+    def landing(self, dirs: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+        """The directories (of ``dirs``) a copy of the move may land in: each named one, and
+        every directory of a broker given ``"any"`` (its broker chooses; any may fill)."""
+        anywhere = {b for b in self.adding if self.target.dir_of(b) == ANY_DIR}
+        return self.incoming() + [(b, d) for b, d in dirs if b in anywhere]
 
 
 def is_done(state: PartitionState, target: Target) -> bool:

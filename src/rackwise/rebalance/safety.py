@@ -17,7 +17,8 @@
 ``max-disk-use``
     every directory a copy goes to stays within ``max_disk_use`` of its capacity, counting its
     bytes now, the copies already going to it and this one (the source keeps its copy until the
-    move ends, so a directory's own replicas count until they leave).
+    move ends, so a directory's own replicas count until they leave). A copy whose broker chooses
+    its directory (``"any"``) must fit in every directory of that broker.
 
 Example: a partition with ``min.insync.replicas=2`` and a target of one replica is refused:
 ``t-0: min-insync: the target has 1 replica, fewer than min.insync.replicas=2``.
@@ -170,7 +171,7 @@ def _check_disk(
     max_disk_use: float,
 ) -> Hold | None:
     size = max(move.source.size_bytes, 0)
-    for key in move.incoming():
+    for key in move.landing(state.log_dirs):
         disk = state.log_dirs.get(key, LogDir(UNKNOWN, 0))
         if disk.capacity == UNKNOWN:
             continue
