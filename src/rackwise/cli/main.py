@@ -36,6 +36,10 @@ SUBCOMMANDS = {
         "rackwise.cli.reassign",
         "generate, execute, verify, cancel and list reassignments (kafka-reassign-partitions)",
     ),
+    "rebalance": (
+        "rackwise.cli.rebalance",
+        "plan a running cluster and carry the plan out in safe, throttled batches",
+    ),
     "log-dirs": ("rackwise.cli.log_dirs", "describe brokers' log directories (kafka-log-dirs)"),
     "consumer-groups": (
         "rackwise.cli.consumer_groups",
