@@ -8,7 +8,9 @@
 #   3. A topic created through the wire protocol and described as kafka-topics does; a
 #      CreateReplicaPlacement answer as reassignment JSON; 100,000 records produced to it and
 #      consumed back with rackwise producer-perf-test and consumer-perf-test.
-#   4. The fleet pipeline: a synthetic fleet generated, audited and planned.
+#   4. A topic placed badly on purpose, the running cluster audited through its admin APIs,
+#      and the plan carried out with rackwise rebalance under a throttle, audited again.
+#   5. The fleet pipeline: a synthetic fleet generated, audited and planned.
 #
 # Everything lands under RUN_DIR (default ./run; `RUN_DIR=/tmp/x make run` puts it elsewhere).
 # The cluster is stopped at the end, brokers first; run again and it restarts with its data.
@@ -79,6 +81,19 @@ step "100,000 records of 1 KiB produced to 'orders' (RF 3, acks=all) and consume
 step "Broker 1's log directories, as kafka-log-dirs.sh prints them"
 "$BIN/rackwise" log-dirs --describe --bootstrap-server "$BOOTSTRAP" --broker-list 1 \
     --topic-list orders
+
+step "A topic placed badly on purpose: partitions 0-3 with two replicas in /dc1"
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
+    --topic skewed --replica-assignment 1:2:3,2:1:4,1:2:5,2:1:6,1:3:5,2:4:6
+"$BIN/rackwise" producer-perf-test --topic skewed --num-records 20000 --record-size 1024 \
+    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
+
+step "The running cluster audited through its admin APIs"
+"$BIN/rackwise" pipeline audit --bootstrap-server "$BOOTSTRAP" --out "$RUN_DIR/live-audit"
+
+step "The plan carried out in safe batches under a 10 MB/s throttle, then audited again"
+"$BIN/rackwise" rebalance --bootstrap-server "$BOOTSTRAP" --strategy multi-level \
+    --throttle 10000000 --execute
 
 step "A fleet of 8 clusters, generated"
 spark "$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \

@@ -72,3 +72,24 @@ spark fake 3 7 || echo "status $?"
         "err 2",
         "err 3",
     ]
+
+
+def test_every_rackwise_command_of_run_sh_parses() -> None:
+    import shlex
+
+    from rackwise.cli.main import SUBCOMMANDS, build_parser
+
+    joined = RUN_SH.replace("\\\n", " ")
+    commands = [
+        shlex.split(line.strip())[1:]
+        for line in joined.splitlines()
+        if line.strip().startswith(('"$BIN/rackwise"', 'spark "$BIN/rackwise"'))
+    ]
+    commands = [c[1:] if c[0] == "$BIN/rackwise" else c for c in commands]
+    assert len(commands) >= 12
+    for argv in commands:
+        parser, subparsers = build_parser()
+        __import__(SUBCOMMANDS[argv[0]][0], fromlist=["configure"]).configure(subparsers[argv[0]])
+        _, extras = parser.parse_known_args(argv)
+        assert not extras, argv
+    assert {"rebalance", "pipeline", "topics", "cluster"} <= {c[0] for c in commands}
