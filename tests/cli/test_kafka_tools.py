@@ -306,8 +306,12 @@ def test_metadata_quorum_asks_a_controller_and_perf_test_takes_bootstrap_server(
     status = rackwise(
         "metadata-quorum", "--bootstrap-controller", controller, "describe", "--status"
     )
-    assert status.returncode == 1
-    assert status.stderr.startswith(f"error: {controller} does not serve DescribeCluster")
+    assert status.returncode == 0, status.stderr
+    by_broker = rackwise("metadata-quorum", "--bootstrap-server", servers, "describe", "--status")
+    assert by_broker.returncode == 0, by_broker.stderr
+    # KIP-919: a controller answers DescribeCluster for the controllers, with the cluster's id.
+    assert status.stdout.splitlines()[0] == by_broker.stdout.splitlines()[0]
+    assert status.stdout.splitlines()[0].startswith("ClusterId:")
     perf = rackwise(
         "producer-perf-test", "--bootstrap-server", servers, "--topic", TOPIC,
         "--num-records", "20", "--record-size", "10", "--throughput", "-1",

@@ -48,7 +48,7 @@ EXPECTED = {
     42: ("DeleteGroups", 0, 2, B),
     47: ("OffsetDelete", 0, 0, B),
     3: ("Metadata", 0, 13, B),
-    60: ("DescribeCluster", 0, 2, B),
+    60: ("DescribeCluster", 0, 2, BC),
     61: ("DescribeProducers", 0, 0, B),
     75: ("DescribeTopicPartitions", 0, 0, B),
     74: ("ListConfigResources", 0, 1, B),
@@ -134,7 +134,7 @@ def test_each_listener_serves_its_apis() -> None:
         )
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(1, 18, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 59),
+        *(1, 18, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 59, 60),
         *(62, 63, 67, 73),
         1000,
     ]

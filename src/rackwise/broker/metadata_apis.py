@@ -47,16 +47,16 @@ from rackwise.common.error_codes import (
     INVALID_TOPIC_EXCEPTION,
     LEADER_NOT_AVAILABLE,
     LISTENER_NOT_FOUND,
-    MISMATCHED_ENDPOINT_TYPE,
     NONE,
     REPLICA_NOT_AVAILABLE,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
-    UNSUPPORTED_ENDPOINT_TYPE,
 )
 from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
+from rackwise.node.describe_cluster import BROKER_ENDPOINT_TYPE, CLUSTER_OPERATIONS
+from rackwise.node.describe_cluster import describe_cluster as node_describe_cluster
 from rackwise.protocol import (
     FinalizedFeature,
     Listener,
@@ -76,10 +76,6 @@ from rackwise.records.constants import (
 
 NO_CONTROLLER: Final = -1
 """``controller_id`` when no broker is alive to name."""
-BROKER_ENDPOINT_TYPE: Final = 1
-"""DescribeCluster's ``endpoint_type`` for brokers (Kafka's ``EndpointType.BROKER``)."""
-CONTROLLER_ENDPOINT_TYPE: Final = 2
-"""DescribeCluster's ``endpoint_type`` for controllers."""
 FIRST_LISTENER_NOT_FOUND_VERSION: Final = 6
 """From this Metadata version a leader without the listener is LISTENER_NOT_FOUND."""
 MIN_METADATA_VERSION_LEVEL: Final = 7
@@ -118,19 +114,6 @@ TOPIC_OPERATIONS: Final = operations_field(
 )
 """3576, a topic's: READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS,
 ALTER_CONFIGS."""
-CLUSTER_OPERATIONS: Final = operations_field(
-    (
-        AclOperation.CREATE,
-        AclOperation.CLUSTER_ACTION,
-        AclOperation.DESCRIBE_CONFIGS,
-        AclOperation.ALTER_CONFIGS,
-        AclOperation.IDEMPOTENT_WRITE,
-        AclOperation.ALTER,
-        AclOperation.DESCRIBE,
-    )
-)
-"""8096, the cluster's: CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
-IDEMPOTENT_WRITE, ALTER, DESCRIBE."""
 
 
 def _authorized(body: Any, flag: str, operations: int) -> int:
@@ -366,39 +349,8 @@ def metadata(
 
 
 def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Response:
-    """DescribeCluster on the broker listener (Kafka's ``computeDescribeClusterResponse``):
-    the alive brokers (with ``include_fenced_brokers``, v2, the fenced ones too, marked)."""
-    version = _version(body)
-    endpoint_type = int(getattr(body, "endpoint_type", BROKER_ENDPOINT_TYPE))
-    if endpoint_type not in (BROKER_ENDPOINT_TYPE, CONTROLLER_ENDPOINT_TYPE):
-        error = INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE
-        message = f"Unsupported endpoint type {endpoint_type}"
-        return response_to(
-            body,
-            {
-                "throttle_time": 0,
-                "error_code": error,
-                "error_message": message,
-                "cluster_id": "",
-                "brokers": [],
-            },
-        )
-    if endpoint_type != BROKER_ENDPOINT_TYPE:
-        error = INVALID_REQUEST if version == 0 else MISMATCHED_ENDPOINT_TYPE
-        message = (
-            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of "
-            "type CONTROLLER"
-        )
-        return response_to(
-            body,
-            {
-                "throttle_time": 0,
-                "error_code": error,
-                "error_message": message,
-                "cluster_id": "",
-                "brokers": [],
-            },
-        )
+    """DescribeCluster on the broker listener (:mod:`rackwise.node.describe_cluster`): the
+    alive brokers (with ``include_fenced_brokers``, v2, the fenced ones too, marked)."""
     include_fenced = bool(getattr(body, "include_fenced_brokers", False))
     brokers = []
     for broker_id in sorted(image.brokers):
@@ -415,18 +367,10 @@ def describe_cluster(body: Any, image: MetadataImage, info: BrokerInfo) -> Respo
                 "is_fenced": bool(broker.fenced),
             }
         )
-    controller = controller_id(image, info)
-    return response_to(
+    return node_describe_cluster(
         body,
-        {
-            "throttle_time": 0,
-            "error_code": NONE,
-            "endpoint_type": BROKER_ENDPOINT_TYPE,
-            "cluster_id": info.cluster_id or "",
-            "controller_id": controller,
-            "cluster_authorized_operations": _authorized(
-                body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
-            ),
-            "brokers": brokers,
-        },
+        serving=BROKER_ENDPOINT_TYPE,
+        cluster_id=info.cluster_id,
+        controller_id=controller_id(image, info),
+        nodes=brokers,
     )

@@ -2,9 +2,10 @@
 the controller quorum as ``kafka-metadata-quorum.sh`` prints it (Kafka's
 ``MetadataQuorumCommand``): DescribeQuorum (api 55), which a broker forwards to the active
 controller, and DescribeCluster for the cluster id. ``--bootstrap-controller`` asks a
-controller directly; a rackwise controller does not serve DescribeCluster, so ``--status``
-(which prints the cluster id) is refused there, naming the address. The requests and the text
-are :mod:`rackwise.client.quorum`'s; this module reads the arguments and prints."""
+controller directly, its DescribeCluster for the controller endpoints (KIP-919); a server
+that does not serve DescribeCluster is refused for ``--status``, naming the address. The
+requests and the text are :mod:`rackwise.client.quorum`'s; this module reads the arguments and
+prints."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         describe_quorum(
             servers,
             cluster_id=bool(args.status),
+            controller=args.bootstrap_server is None,
             timeout_s=timeout_ms(config, 10_000) / 1000,
         )
     )

@@ -55,12 +55,17 @@ class QuorumInfo:
 
 
 async def describe_quorum(
-    servers: str, *, cluster_id: bool = True, timeout_s: float = CONNECT_TIMEOUT_S
+    servers: str,
+    *,
+    cluster_id: bool = True,
+    controller: bool = False,
+    timeout_s: float = CONNECT_TIMEOUT_S,
 ) -> tuple[str | None, QuorumInfo]:
     """The cluster id and the quorum, from the first of ``servers`` (``HOST:PORT,...``,
-    checked by the caller) that answers: DescribeCluster, then DescribeQuorum. A controller
-    (``--bootstrap-controller``) serves DescribeQuorum but not DescribeCluster: without
-    ``cluster_id`` the id is None, with it such a server is refused by name."""
+    checked by the caller) that answers: DescribeCluster (for the controllers' endpoints
+    when ``controller``: ``--bootstrap-controller``, KIP-919), then DescribeQuorum. A server
+    that does not serve DescribeCluster gives no id; with ``cluster_id`` it is refused by
+    name."""
     failure: Exception | None = None
     for entry in (e.strip() for e in servers.split(",") if e.strip()):
         host, _, port = entry.rpartition(":")
@@ -88,7 +93,7 @@ async def describe_quorum(
                     ApiKey.DESCRIBE_CLUSTER,
                     include_cluster_authorized_operations=False,
                     include_fenced_brokers=False,
-                    endpoint_type=1,
+                    endpoint_type=2 if controller else 1,
                 )
             quorum = await connection.request(
                 ApiKey.DESCRIBE_QUORUM,

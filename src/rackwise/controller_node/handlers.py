@@ -41,6 +41,8 @@ from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
 from rackwise.metalog.replicated import ReplicatedMetadataLog
 from rackwise.net import CloseConnection, current_connection
 from rackwise.node.config import NodeConfig
+from rackwise.node.describe_cluster import CONTROLLER_ENDPOINT_TYPE
+from rackwise.node.describe_cluster import describe_cluster as node_describe_cluster
 from rackwise.protocol import (
     FinalizedFeature,
     Listener,
@@ -193,6 +195,26 @@ async def allocate_producer_ids(
 
 
 # ---- the quorum and the features -------------------------------------------------------------
+
+
+def describe_cluster(body: Any, config: NodeConfig, log: ReplicatedMetadataLog) -> Response:
+    """DescribeCluster on the controller listener (KIP-919), from any controller: the
+    controllers of ``controller.quorum.voters`` (this one alone if it names none) on this
+    listener, and the quorum's leader as the controller."""
+    endpoint = config.controller_endpoint
+    voters = [(v.node_id, v.host, v.port) for v in config.voters] or [
+        (config.node_id, endpoint.host, endpoint.port)
+    ]
+    return node_describe_cluster(
+        body,
+        serving=CONTROLLER_ENDPOINT_TYPE,
+        cluster_id=config.cluster_id,
+        controller_id=log.raft.known_leader_id,
+        nodes=[
+            {"broker_id": node_id, "host": host, "port": port, "rack": None, "is_fenced": False}
+            for node_id, host, port in voters
+        ],
+    )
 
 
 def describe_quorum(

@@ -468,6 +468,8 @@ class ControllerNode:
             return handlers.describe_quorum(
                 request.header.api_version, self.config, log, self.clock()
             )
+        if key == ApiKey.DESCRIBE_CLUSTER:
+            return handlers.describe_cluster(request.body, self.config, log)
         controller = self.controller
         if controller is None:
             return handlers.refuse(request, self._not_controller())

@@ -190,7 +190,7 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.DELETE_GROUPS, 0, 2, BROKER_ONLY),
     (ApiKey.OFFSET_DELETE, 0, 0, BROKER_ONLY),
     (ApiKey.METADATA, 0, 13, BROKER_ONLY),
-    (ApiKey.DESCRIBE_CLUSTER, 0, 2, BROKER_ONLY),
+    (ApiKey.DESCRIBE_CLUSTER, 0, 2, BOTH),
     (ApiKey.DESCRIBE_PRODUCERS, 0, 0, BROKER_ONLY),
     (ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, 0, BROKER_ONLY),
     (ApiKey.LIST_CONFIG_RESOURCES, 0, 1, BROKER_ONLY),
