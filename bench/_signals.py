@@ -2,7 +2,7 @@
 so that every ``finally`` runs (the clusters and servers a benchmark starts are stopped in
 one), and it exits 143 or 130 with one line on stderr, as rackwise's commands do.
 
-A benchmark's script ends with ``raise SystemExit(run(main))``.
+A benchmark's script ends with ``raise SystemExit(stopping(main))``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _stop(signum: int, _frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
-def run(main: Callable[[], int | None]) -> int:
+def stopping(main: Callable[[], int | None]) -> int:
     """``main()``'s exit status; 128 + the signal's number if SIGTERM or SIGINT stops it, once
     its ``finally`` blocks have run."""
     signal.signal(signal.SIGTERM, _stop)

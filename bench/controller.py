@@ -442,6 +442,6 @@ def print_table(results: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))

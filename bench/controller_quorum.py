@@ -399,6 +399,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))

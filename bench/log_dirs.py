@@ -353,6 +353,6 @@ def _fmt(value: Any) -> str:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))

@@ -23,7 +23,6 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -129,4 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _signals import stopping
+
+    raise SystemExit(stopping(main))

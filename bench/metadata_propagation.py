@@ -149,4 +149,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _signals import stopping
+
+    raise SystemExit(stopping(main))

@@ -210,6 +210,6 @@ def report(size: int, figures: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))

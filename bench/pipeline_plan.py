@@ -216,6 +216,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))

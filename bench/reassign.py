@@ -18,6 +18,11 @@ Figures:
                  against the ceiling, a loopback socket copy of the same segment files
                  (``sendfile`` into a socket, received and written to a file on the same file
                  system), measured just before
+  executor       ``rackwise rebalance --execute --throttle`` at the same rate on the cluster
+                 left with every partition on broker 1: the bytes the plan said it would
+                 move against the bytes broker 2 gained (DescribeLogDirs), the copying time
+                 against the ideal the throttle allows, and the executor's own time per batch
+                 (the command's wall time less the batches' copying, over the batches)
 
     .venv/bin/python bench/reassign.py [--size-mb 2048] [--throttle-mb 40] [--json]
 """
@@ -28,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -325,6 +331,7 @@ def run(work: Path, size_mb: int, throttle_mb: int) -> dict[str, Any]:
         mark = len(latencies)
         free_s, _ = move(cluster, 1, held, "unthrottled move")
         free_during = latencies[mark:]
+        executor = execute_plan(cluster, rate)
         ideal = held / rate
         return {
             "throttled": {
@@ -350,12 +357,46 @@ def run(work: Path, size_mb: int, throttle_mb: int) -> dict[str, Any]:
                 "over_ceiling": (held / free_s) / (ceiling_bytes / ceiling_s),
                 "produce_p99_ms_during": pct(free_during, 0.99),
             },
+            "executor": executor,
         }
     finally:
         stop.set()
         if writer is not None:
             writer.join(30)
         cluster.down()
+
+
+def execute_plan(cluster: Cluster, rate: int) -> dict[str, Any]:
+    """``rackwise rebalance --execute`` under ``rate``: its estimate, the bytes moved, the
+    copying against the ideal and its own time per batch (see the module docstring)."""
+    progress("rebalance --execute")
+    gained_from = cluster.sizes(2, "moved")
+    started = time.perf_counter()
+    done = rackwise(
+        "rebalance", "--bootstrap-server", cluster.bootstrap, "--throttle", str(rate),
+        "--execute", "--json", timeout=3600,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"rackwise rebalance failed: {done.stderr.strip()}")
+    estimate = int(json.loads(done.stdout)["summary"]["data_to_move_bytes"])
+    batches = [
+        float(seconds)
+        for seconds in re.findall(r"batch \d+: done, [\d,]+ bytes in ([\d.]+) s", done.stderr)
+    ]
+    moved = cluster.sizes(2, "moved") - gained_from
+    copying = sum(batches)
+    return {
+        "estimate_bytes": estimate,
+        "bytes_moved": moved,
+        "moved_over_estimate": moved / estimate if estimate else 0.0,
+        "batches": len(batches),
+        "wall_s": wall,
+        "copying_s": copying,
+        "ideal_s": moved / rate,
+        "copying_over_ideal": copying / (moved / rate) if moved else 0.0,
+        "overhead_s_per_batch": (wall - copying) / len(batches) if batches else wall,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -374,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
         return 0
     print(f"machine: {os.cpu_count()} cores, load average {load:.2f} before the run")
-    for name in ("throttled", "unthrottled"):
+    for name in ("throttled", "unthrottled", "executor"):
         parts = [f"{k}={_fmt(v)}" for k, v in out[name].items()]
         print(f"{name:12s} " + "  ".join(parts))
     return 0
@@ -387,6 +428,6 @@ def _fmt(value: Any) -> str:
 
 
 if __name__ == "__main__":
-    from _signals import run
+    from _signals import stopping
 
-    raise SystemExit(run(main))
+    raise SystemExit(stopping(main))
