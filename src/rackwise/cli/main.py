@@ -7,9 +7,11 @@ import argparse
 import difflib
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from rackwise import __version__
 from rackwise.cli.errors import CommandError
@@ -153,6 +155,13 @@ def build_parser() -> tuple[Parser, dict[str, Parser]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line's exit status (``argv``: the arguments, ``sys.argv`` by default).
+
+    Run as a program, Ctrl-C while the command's modules load ends the process at once with
+    one line and status 130 (:func:`_exit_interrupted`): a KeyboardInterrupt raised inside an
+    import may be lost in one of importlib's callbacks, and the command would then go on."""
+    program = argv is None and threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, _exit_interrupted) if program else None
     try:
         parser, subparsers = build_parser()
         args_list = list(sys.argv[1:] if argv is None else argv)
@@ -161,17 +170,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = importlib.import_module(SUBCOMMANDS[name][0])
             module.configure(subparsers[name])
     except KeyboardInterrupt:  # Ctrl-C before the command starts (while its modules load)
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    return _run(parser, args_list)
+        return _interrupted(exit_now=program)
+    return _run(parser, args_list, exit_now=program, restore=previous)
 
 
-def _run(parser: Parser, args_list: list[str]) -> int:
+def _exit_interrupted(_signum: int, _frame: object) -> None:
+    os.write(2, b"error: interrupted\n")
+    os._exit(130)
+
+
+def _interrupted(*, exit_now: bool) -> int:
+    """Ctrl-C: one line and status 130. Run as a program (``exit_now``), the process ends here:
+    a KeyboardInterrupt that passed through an import can leave the interpreter reporting the
+    run as killed by SIGINT (status -2) whatever ``main`` returns; the command's own clean-up
+    has run by now, as the exception came up through it."""
+    print("error: interrupted", file=sys.stderr, flush=True)
+    if exit_now:
+        sys.stdout.flush()
+        os._exit(130)
+    return 130
+
+
+def _run(
+    parser: Parser, args_list: list[str], *, exit_now: bool = False, restore: Any = None
+) -> int:
+    """Parse and run; ``restore``, if given, is the SIGINT handler the command runs under (it
+    may install its own: asyncio does only over Python's default one)."""
     try:
         args, extras = parser.parse_known_args(args_list)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(exit_now=exit_now)
     if extras:
         owner: Parser = getattr(args, PARSER_ATTRIBUTE, parser)
         owner.error(owner.describe_unknown(extras))
@@ -180,6 +208,8 @@ def _run(parser: Parser, args_list: list[str]) -> int:
         return 1
     from rackwise.common import RackwiseError  # noqa: PLC0415
 
+    if restore is not None:
+        signal.signal(signal.SIGINT, restore)
     try:
         code: int = args.run(args)
     except BrokenPipeError:
@@ -190,8 +220,7 @@ def _run(parser: Parser, args_list: list[str]) -> int:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(exit_now=exit_now)
     return code
 
 
