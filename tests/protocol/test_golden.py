@@ -133,7 +133,7 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    1a                          # ApiKeys: twenty-five
+    1b                          # ApiKeys: twenty-six
       0001 0004 0012 00         #   Fetch 4-18 (the quorum's followers fetch the metadata log)
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
@@ -154,6 +154,7 @@ API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
       0037 0000 0002 00         #   DescribeQuorum 0-2
       0038 0002 0003 00         #   AlterPartition 2-3
       003b 0000 0001 00         #   FetchSnapshot 0-1
+      003c 0000 0002 00         #   DescribeCluster 0-2 (the controllers, KIP-919)
       003e 0000 0004 00         #   BrokerRegistration 0-4
       003f 0000 0001 00         #   BrokerHeartbeat 0-1
       0043 0000 0000 00         #   AllocateProducerIds 0
