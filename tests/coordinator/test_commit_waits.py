@@ -24,9 +24,9 @@ from tests.broker.test_broker_processes import (
     broker_properties,
     call,
     eventually,
-    free_port,
 )
 from tests.broker.test_faults_broker import create_topic
+from tests.processes import free_ports
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +139,7 @@ def links() -> Iterator[SlowLinks]:
 def cluster(tmp_path_factory: pytest.TempPathFactory, links: SlowLinks) -> Iterator[Cluster]:
     running = Cluster(tmp_path_factory.mktemp("commit-waits"))
     for node_id, broker in list(running.brokers.items()):
-        client, replication = free_port(), free_port()
+        client, replication = free_ports(2)  # both bound at once: two distinct ports
         relay = links.relay_to(replication)
         extra = {
             "listeners": f"PLAINTEXT://127.0.0.1:{client},REPLICATION://127.0.0.1:{replication}",
