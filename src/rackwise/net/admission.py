@@ -47,6 +47,7 @@ from typing import Any, Final
 from rackwise.net.frames import FrameStream
 from rackwise.net.limits import ConnectionQuotas, LogThrottle, ServerLimits
 from rackwise.net.sockets import RESOURCE_ERRNOS, peer_address
+from rackwise.security import ANONYMOUS, KafkaPrincipal
 
 LOG: Final = logging.getLogger("rackwise.net")
 ACCEPT_RETRY_DELAY_S: Final = 0.1
@@ -68,6 +69,9 @@ class ClientConnection:
     peer: str
     """``ip:port`` of the peer."""
     ip: str
+    principal: KafkaPrincipal = ANONYMOUS
+    """Who the peer authenticated as (set by the listener's authentication; :data:`ANONYMOUS`
+    until then and on a PLAINTEXT listener)."""
 
 
 def current_connection() -> ClientConnection | None:
