@@ -19,7 +19,7 @@ from rackwise.replica.errors import (
     NotLeaderOrFollowerException,
     UnknownLeaderEpochException,
 )
-from rackwise.replica.partition import Partition, PartitionState
+from rackwise.replica.partition import Partition, PartitionState, RackRequirement
 from rackwise.storage.batch import build_batch
 from rackwise.storage.config import LogConfig
 from rackwise.storage.files import FileCache
@@ -165,6 +165,28 @@ def test_after_append_the_isr_shrinking_gives_not_enough_replicas_after_append(
     trio.leader.apply_registration(state(1, (1,)), now_ms=1)  # both followers dropped
     assert trio.leader.high_watermark == 3
     assert trio.leader.acks_all_outcome(3, 2) == 20
+
+
+def test_min_insync_racks_refuses_before_and_after_the_append(tmp_path: Path) -> None:
+    trio = Trio(tmp_path)
+    one = RackRequirement(required=2, level=1, domains=1)
+    with pytest.raises(NotEnoughReplicasException, match=r"spans 1 failure domain\(s\) at level 1"):
+        trio.leader.append_as_leader(
+            batch(3), required_acks=-1, min_insync_replicas=1, now_ms=0, racks=one
+        )
+    assert trio.leader.log_end_offset == 0
+    trio.leader.append_as_leader(
+        batch(3), required_acks=1, min_insync_replicas=1, now_ms=0, racks=one
+    )
+    two = RackRequirement(required=2, level=1, domains=2)
+    trio.leader.append_as_leader(
+        batch(3), required_acks=-1, min_insync_replicas=1, now_ms=0, racks=two
+    )
+    for follower in (2, 3, 2, 3):
+        trio.fetch(follower, 1)
+    assert trio.leader.high_watermark == 6
+    assert trio.leader.acks_all_outcome(6, 1, two) == 0
+    assert trio.leader.acks_all_outcome(6, 1, one) == 20  # the ISR left a domain meanwhile
 
 
 def test_epochs_and_leadership_are_checked(tmp_path: Path) -> None:

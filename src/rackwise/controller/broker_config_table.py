@@ -84,6 +84,7 @@ controller.quota.window.num|INT|11|R|>=1
 controller.quota.window.size.seconds|INT|1|R|>=1
 controller.socket.timeout.ms|INT|30000|R
 create.topic.policy.class.name|CLASS|~|R
+default.leaders.preference|STRING|none|Cr
 default.replication.factor|INT|1|R
 delegation.token.expiry.check.interval.ms|LONG|3600000|R|>=1
 delegation.token.expiry.time.ms|LONG|86400000|R|>=1
@@ -195,6 +196,8 @@ metric.reporters|LIST|$common.metrics.JmxReporter|C
 metrics.num.samples|INT|2|R|>=1
 metrics.recording.level|STRING|INFO|R
 metrics.sample.window.ms|LONG|30000|R|>=1
+min.insync.racks|INT|1|Cr|>=1
+min.insync.racks.level|INT|1|Cr|>=1
 min.insync.replicas|INT|1|C|>=1
 node.id|INT|!|R|>=0
 num.io.threads|INT|8|C|>=1

@@ -51,6 +51,10 @@ from typing import Final
 
 from rackwise.common.errors import InvalidConfigurationException, InvalidRequestException
 from rackwise.controller.broker_config_table import KAFKA_PACKAGE, LONG_DEFAULTS, TABLE
+from rackwise.topology import InvalidLeadersPreferenceException, parse_leaders_preference
+
+DEFAULT_LEADERS_PREFERENCE: Final = "default.leaders.preference"
+"""rackwise's broker default of the topic key ``leaders.preference``."""
 
 
 class UpdateMode(enum.Enum):
@@ -308,6 +312,11 @@ def parse_value(name: str, value: str) -> str:
     if key.type in ("STRING", "CLASS", "PASSWORD"):
         text = value.strip()
         _check_choices(key, name, [text], value)
+        if name == DEFAULT_LEADERS_PREFERENCE:
+            try:
+                text = str(parse_leaders_preference(text))
+            except InvalidLeadersPreferenceException as e:
+                raise _invalid(name, value, str(e)) from None
         return text
     return value
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from rackwise.common.errors import InvalidConfigurationException
+from rackwise.topology import InvalidLeadersPreferenceException, parse_leaders_preference
 
 _LONG_MAX: Final = str(2**63 - 1)
 _HOUR_MS: Final = 3_600_000
@@ -27,6 +28,10 @@ DOUBLE: Final = "DOUBLE"
 BOOLEAN: Final = "BOOLEAN"
 STRING: Final = "STRING"
 LIST: Final = "LIST"
+
+LEADERS_PREFERENCE: Final = "leaders.preference"
+MIN_INSYNC_RACKS: Final = "min.insync.racks"
+MIN_INSYNC_RACKS_LEVEL: Final = "min.insync.racks.level"
 
 _COMPRESSION: Final = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
@@ -154,6 +159,20 @@ TOPIC_CONFIGS: Final[Mapping[str, ConfigKey]] = {
             synonyms=(("log.cleaner.min.compaction.lag.ms", 1),),
         ),
         ConfigKey(
+            "leaders.preference",
+            STRING,
+            "none",
+            synonyms=(("default.leaders.preference", 1),),
+        ),
+        ConfigKey("min.insync.racks", INT, "1", minimum=1, synonyms=(("min.insync.racks", 1),)),
+        ConfigKey(
+            "min.insync.racks.level",
+            INT,
+            "1",
+            minimum=1,
+            synonyms=(("min.insync.racks.level", 1),),
+        ),
+        ConfigKey(
             "min.insync.replicas", INT, "1", minimum=1, synonyms=(("min.insync.replicas", 1),)
         ),
         ConfigKey("preallocate", BOOLEAN, "false", synonyms=(("log.preallocate", 1),)),
@@ -203,7 +222,9 @@ TOPIC_CONFIGS: Final[Mapping[str, ConfigKey]] = {
     )
 }
 """Every topic configuration key Kafka's ``LogConfig`` defines (but the ones Kafka 4 removed),
-by name."""
+by name, and rackwise's own: ``min.insync.racks`` and ``min.insync.racks.level`` (an acks=all
+write needs an ISR over that many failure domains at that level of the rack tree) and
+``leaders.preference`` (where leaders go, :mod:`rackwise.topology.domains`)."""
 
 
 def _invalid(key: str, value: str, reason: str) -> InvalidConfigurationException:
@@ -261,6 +282,11 @@ def check_topic_config(name: str, value: str) -> None:
             raise _invalid(name, value, f"Value must be no more than {_bound_text(key.maximum)}")
     elif name in THROTTLED_REPLICA_KEYS:
         _check_throttled_replicas(name, value)
+    elif name == LEADERS_PREFERENCE:
+        try:
+            parse_leaders_preference(value)
+        except InvalidLeadersPreferenceException as e:
+            raise _invalid(name, value, str(e)) from None
     elif key.type == BOOLEAN:
         if value.strip().lower() not in ("true", "false"):
             raise _invalid(name, value, "Expected value to be either true or false")

@@ -173,6 +173,7 @@ class Controller:
         self.replication = ReplicationControl(
             self.config, self.configs, self.placer, self._new_topic_id
         )
+        self.state.preferred_leader = self.replication.preferred_leader
         self.cluster = ClusterControl(self.config, self.tracker, self.replication)
         self.producer_ids = ProducerIdControl()
         self.recovery = self._recover()

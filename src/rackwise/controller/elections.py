@@ -3,8 +3,9 @@ named partitions, or for every partition (Kafka's ``ReplicationControlManager.el
 as ``kafka-leader-election.sh`` asks for it.
 
 Goals
-    * PREFERRED: a partition not led by its first replica gets that replica as leader when it
-      may lead (in the ISR, its broker unfenced and not shutting down, its directory online).
+    * PREFERRED: a partition not led by its first replica (with a ``leaders.preference``, by
+      the first in-sync replica of its most preferred domain) gets that replica as leader when
+      it may lead (in the ISR, its broker unfenced and not shutting down, its directory online).
       UNCLEAN: a partition without a leader gets one, from the ISR if it can, else from any
       replica that may lead (the data the ISR had past that replica's log is lost, as
       ``unclean.leader.election.enable`` would lose it).
@@ -120,7 +121,11 @@ def _elect(
     if partition is None:
         message = f"No such partition as {name}-{partition_id}"
         return partition_id, UNKNOWN_TOPIC_OR_PARTITION, message
-    preferred = partition.replicas[0] if partition.replicas else NO_LEADER
+    preferred = (
+        replication.preferred_leader(image, topic.topic_id, partition)
+        if partition.replicas
+        else NO_LEADER
+    )
     if (election_type is ElectionType.PREFERRED and partition.leader == preferred) or (
         election_type is ElectionType.UNCLEAN and partition.leader != NO_LEADER
     ):
@@ -132,6 +137,7 @@ def _elect(
         election=ELECTIONS[election_type],
         elr_enabled=replication.config.elr_enabled,
         min_isr=replication.min_isr(image, topic.topic_id),
+        leader_order=replication.leader_order(image, topic.topic_id),
     )
     if record is None:
         code = (

@@ -17,6 +17,7 @@ Worked example
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rackwise.common import (
@@ -24,6 +25,7 @@ from rackwise.common import (
     InvalidReplicationFactorException,
     InvalidRequestException,
 )
+from rackwise.controller.domains import LeaderOrder
 from rackwise.controller.errors import (
     InvalidReplicaAssignmentException,
     UnknownTopicOrPartitionException,
@@ -111,11 +113,23 @@ def placed_partitions(
     return partitions
 
 
+def preferred_first(row: Sequence[int], leader_order: LeaderOrder | None) -> list[int]:
+    """A placed row with its most preferred replica first (the rest in the placer's order)."""
+    if leader_order is None or not row:
+        return list(row)
+    first = leader_order(row)[0]
+    return [first, *(r for r in row if r != first)]
+
+
 def added_partition_records(
-    image: MetadataImage, request: CreatePartitionsTopic, placer: ReplicaPlacer
+    image: MetadataImage,
+    request: CreatePartitionsTopic,
+    placer: ReplicaPlacer,
+    leader_order: LeaderOrder | None = None,
 ) -> list[Any]:
     """The PartitionRecords of the partitions ``request`` adds to its topic, after its last
-    one: as the request assigns them, or placed with the topic's replication factor."""
+    one: as the request assigns them, or placed with the topic's replication factor (with a
+    ``leaders.preference``, its most preferred replica moved first: :func:`preferred_first`)."""
     topic = image.topic(request.name)
     if topic is None:
         raise UnknownTopicOrPartitionException()
@@ -145,6 +159,7 @@ def added_partition_records(
                 )
     else:
         rows = place(placer, image, request.name, additional, rf, existing)
+        rows = [preferred_first(row, leader_order) for row in rows]
     made = []
     for offset, replicas in enumerate(rows):
         isr = initial_isr(image, replicas)
@@ -152,5 +167,7 @@ def added_partition_records(
             raise unable_to_replicate(
                 rf, "All brokers are currently fenced or in controlled shutdown."
             )
-        made.append(partition_record(image, topic.topic_id, existing + offset, replicas, isr))
+        made.append(
+            partition_record(image, topic.topic_id, existing + offset, replicas, isr, leader_order)
+        )
     return made

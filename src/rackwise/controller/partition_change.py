@@ -19,7 +19,8 @@ Algorithm (Kafka's ``build``)
     1. With ELR enabled and the target ISR below ``min_isr``, the ELR becomes the current ISR
        and ELR minus the target ISR (and minus brokers that shut down uncleanly). At or above
        ``min_isr`` it is cleared.
-    2. Elect: the current leader if still valid, else the first valid replica in replica order,
+    2. Elect: the current leader if still valid, else the first valid replica in replica order
+       (with a ``leaders.preference``, in preference order: ``leader_order``),
        else the last known leader (ELR mode, ISR and ELR empty), else for UNCLEAN the first
        acceptable replica, else no leader (-1). A leader taken from the ELR becomes the ISR.
     3. Write the ELR if it changed; write the ISR if it changed and is not empty (empty only
@@ -82,8 +83,10 @@ class _Builder:
         elr_enabled: bool,
         min_isr: int,
         unclean_shutdown: Collection[int],
+        leader_order: Callable[[Sequence[int]], list[int]] | None = None,
     ) -> None:
         self.partition = partition
+        self.leader_order = leader_order
         self.acceptable = is_acceptable_leader
         self.target_isr = list(target_isr)
         self.target_elr = list(partition.eligible_leader_replicas or ())
@@ -127,11 +130,18 @@ class _Builder:
     def elect(self) -> tuple[int, bool]:
         """(new leader, whether the election was unclean)."""
         leader = self.partition.leader
-        if self.election is Election.PREFERRED and self.is_valid_new_leader(self.replicas[0]):
-            return self.replicas[0], False
+        order = (
+            list(self.replicas) if self.leader_order is None else self.leader_order(self.replicas)
+        )
+        if self.election is Election.PREFERRED:
+            # Kafka's: the first replica only; with a leaders.preference, the first valid one
+            # in preference order (the most preferred domain with an in-sync replica).
+            for replica in order if self.leader_order is not None else order[:1]:
+                if self.is_valid_new_leader(replica):
+                    return replica, False
         if self.is_valid_new_leader(leader):
             return leader, False
-        for replica in self.replicas:
+        for replica in order:
             if self.is_valid_new_leader(replica):
                 return replica, False
         if self.can_elect_last_known_leader():
@@ -202,11 +212,13 @@ def build_partition_change(
     min_isr: int = 1,
     unclean_shutdown_replicas: Collection[int] = (),
     target_leader_recovery_state: int | None = None,
+    leader_order: Callable[[Sequence[int]], list[int]] | None = None,
 ) -> Any | None:
     """The PartitionChangeRecord that moves ``partition`` to ``target_isr`` (default: its
     current ISR) and elects as the module docstring says, or None if nothing changes. A
     ``target_leader_recovery_state`` (an AlterPartition's; default: the partition's) that
-    differs from the partition's is written, as the last step."""
+    differs from the partition's is written, as the last step. ``leader_order`` (a topic's
+    ``leaders.preference``) reorders the replicas an election tries, most preferred first."""
     builder = _Builder(
         partition,
         is_acceptable_leader,
@@ -215,6 +227,7 @@ def build_partition_change(
         elr_enabled,
         min_isr,
         unclean_shutdown_replicas,
+        leader_order,
     )
     fields = builder.build()
     if (

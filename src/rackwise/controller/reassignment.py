@@ -66,6 +66,12 @@ from rackwise.common import InvalidReplicationFactorException, RackwiseError
 from rackwise.common.error_codes import NO_REASSIGNMENT_IN_PROGRESS
 from rackwise.common.errors import UnknownTopicOrPartitionException
 from rackwise.controller.brokers import default_dir, leader_acceptor
+from rackwise.controller.domains import (
+    LeaderOrder,
+    RackRule,
+    check_assignment_domains,
+    leader_order,
+)
 from rackwise.controller.errors import (
     ApiError,
     InvalidReplicaAssignmentException,
@@ -84,10 +90,13 @@ from rackwise.controller.topics import check_manual_assignment
 from rackwise.image import MetadataImage, PartitionRegistration
 from rackwise.records.constants import NO_LEADER_CHANGE
 from rackwise.records.metadata import PartitionChangeRecord
+from rackwise.topology import LeadersPreference
 
 TopicSettings = Callable[[MetadataImage, uuid.UUID], tuple[Election, int]]
 """A topic's election and effective minimum ISR (``ReplicationControl._topic_settings``)."""
 DefaultDir = Callable[[int], uuid.UUID]
+DomainRules = Callable[[MetadataImage, str], tuple[RackRule, LeadersPreference]]
+"""A topic's ``min.insync.racks`` rule and ``leaders.preference``, by name."""
 """The directory a replica new to a broker gets (Kafka's ``DefaultDirProvider``)."""
 
 
@@ -205,6 +214,7 @@ def build_change(
     unclean_shutdown_replicas: Collection[int] = (),
     target_leader_recovery_state: int | None = None,
     default_directory: DefaultDir | None = None,
+    leader_order: LeaderOrder | None = None,
 ) -> Any | None:
     """:func:`~rackwise.controller.partition_change.build_partition_change` with reassignment:
     ``target`` (default: the partition's own lists) is completed if the target ISR allows it
@@ -230,6 +240,7 @@ def build_change(
         min_isr=min_isr,
         unclean_shutdown_replicas=unclean_shutdown_replicas,
         target_leader_recovery_state=target_leader_recovery_state,
+        leader_order=leader_order,
     )
     return _with_assignment(record, partition, topic_id, target, default_directory)
 
@@ -246,9 +257,11 @@ class _Reassigner:
         topic_settings: TopicSettings,
         elr_enabled: bool,
         allow_replication_factor_change: bool,
+        domain_rules: DomainRules | None = None,
     ) -> None:
         self.image = image
         self.topic_settings = topic_settings
+        self.domain_rules = domain_rules
         self.elr_enabled = elr_enabled
         self.allow_replication_factor_change = allow_replication_factor_change
 
@@ -273,6 +286,12 @@ class _Reassigner:
                     f"{len(request.replicas)}"
                 )
         check_manual_assignment(self.image, request.replicas, None)
+        order = None
+        if self.domain_rules is not None:
+            rule, preference = self.domain_rules(self.image, topic_name)
+            rows = {request.partition_index: request.replicas}
+            check_assignment_domains(self.image, topic_name, rows, rule, manual=True)
+            order = leader_order(self.image, preference)
         return build_change(
             partition,
             topic.topic_id,
@@ -281,6 +300,7 @@ class _Reassigner:
             elr_enabled=self.elr_enabled,
             min_isr=min_isr,
             default_directory=lambda broker: default_dir(self.image, broker),
+            leader_order=order,
         )
 
     def cancel(
@@ -331,11 +351,16 @@ def alter_partition_reassignments(
     topic_settings: TopicSettings,
     elr_enabled: bool,
     allow_replication_factor_change: bool = True,
+    domain_rules: DomainRules | None = None,
 ) -> list[ReassignableTopicResult]:
     """One result per partition asked about, in request order; the record of each accepted
     partition is appended to ``records`` (module docstring). ``topic_settings`` gives a
-    topic's election (UNCLEAN where ``unclean.leader.election.enable``) and minimum ISR."""
-    reassigner = _Reassigner(image, topic_settings, elr_enabled, allow_replication_factor_change)
+    topic's election (UNCLEAN where ``unclean.leader.election.enable``) and minimum ISR;
+    ``domain_rules`` its ``min.insync.racks`` (a target in fewer domains is
+    INVALID_REPLICA_ASSIGNMENT) and ``leaders.preference``."""
+    reassigner = _Reassigner(
+        image, topic_settings, elr_enabled, allow_replication_factor_change, domain_rules
+    )
     results: list[ReassignableTopicResult] = []
     for topic in topics:
         answers: list[ReassignablePartitionResult] = []

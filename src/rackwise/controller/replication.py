@@ -51,6 +51,19 @@ from rackwise.controller.config import (
     TopicPolicyRequest,
 )
 from rackwise.controller.configs import ConfigControl
+from rackwise.controller.configschema import (
+    LEADERS_PREFERENCE,
+    MIN_INSYNC_RACKS,
+    MIN_INSYNC_RACKS_LEVEL,
+)
+from rackwise.controller.domains import (
+    LeaderOrder,
+    RackRule,
+    check_assignment_domains,
+    leader_order,
+    preferred_leader,
+    topic_preference,
+)
 from rackwise.controller.errors import (
     SUCCESS,
     ApiError,
@@ -72,6 +85,7 @@ from rackwise.controller.new_partitions import (
     added_partition_records,
     manual_partitions,
     placed_partitions,
+    preferred_first,
 )
 from rackwise.controller.partition_change import Election
 from rackwise.controller.reassignment import alter_partition_reassignments, build_change
@@ -81,11 +95,12 @@ from rackwise.controller.topics import (
     added_partitions,
     check_new_topic_name,
     check_partitions_per_request,
+    initial_isr,
     partition_record,
     request_level_errors,
     requested_partitions,
 )
-from rackwise.image import ConfigResource, MetadataImage
+from rackwise.image import ConfigResource, MetadataImage, PartitionRegistration
 from rackwise.placement import ReplicaPlacer
 from rackwise.records import ZERO_UUID, kafka_uuid
 from rackwise.records.constants import (
@@ -102,6 +117,7 @@ from rackwise.records.metadata import (
     TopicRecord,
     UnregisterBrokerRecord,
 )
+from rackwise.topology import LeadersPreference
 
 MAX_ELECTIONS_PER_IMBALANCE: Final = 1_000
 """Kafka's ``MAX_ELECTIONS_PER_IMBALANCE``: the most records one preferred-leader run writes;
@@ -182,6 +198,15 @@ class ReplicationControl:
                 topic.name, len(partitions), len(first_replicas), None, overrides
             )
         self._check_policy(policy)
+        values = {e.name: e.value for e in self.configs.effective_topic_configs(image, overrides)}
+        rows = {p: r for p, (r, _) in partitions.items()}
+        manual = bool(topic.assignments)
+        check_assignment_domains(image, topic.name, rows, RackRule.of(values), manual=manual)
+        order = leader_order(image, topic_preference(values))
+        if order is not None and not manual:
+            for pid, (placed, _) in partitions.items():
+                first = tuple(preferred_first(placed, order))
+                partitions[pid] = (first, initial_isr(image, first))
         topic_id = self.new_topic_id()
         made.append(TopicRecord(name=topic.name, topic_id=topic_id))
         made.extend(
@@ -189,7 +214,7 @@ class ReplicationControl:
         )
         for pid in sorted(partitions):
             replicas, isr = partitions[pid]
-            made.append(partition_record(image, topic_id, pid, replicas, isr))
+            made.append(partition_record(image, topic_id, pid, replicas, isr, order))
         return CreatableTopicResult(
             topic.name,
             SUCCESS,
@@ -227,7 +252,12 @@ class ReplicationControl:
             if topic.name in errors or topic.name in results:
                 continue
             try:
-                made = added_partition_records(state.image, topic, self.placer)
+                rule, preference = self.domain_rules(state.image, topic.name)
+                pinned = leader_order(state.image, preference)
+                made = added_partition_records(state.image, topic, self.placer, pinned)
+                rows = {r.partition_id: r.replicas for r in made}
+                manual = topic.assignments is not None
+                check_assignment_domains(state.image, topic.name, rows, rule, manual=manual)
             except RackwiseError as e:
                 results[topic.name] = CreatePartitionsTopicResult(topic.name, ApiError.of(e))
                 continue
@@ -293,6 +323,23 @@ class ReplicationControl:
 
     # ---- leadership ------------------------------------------------------------------------
 
+    def domain_rules(self, image: MetadataImage, topic: str) -> tuple[RackRule, LeadersPreference]:
+        """The topic's ``min.insync.racks`` rule and ``leaders.preference``."""
+        keys = (MIN_INSYNC_RACKS, MIN_INSYNC_RACKS_LEVEL, LEADERS_PREFERENCE)
+        values = {key: self.configs.topic_value(image, topic, key) for key in keys}
+        return RackRule.of(values), topic_preference(values)
+
+    def leader_order(self, image: MetadataImage, topic_id: uuid.UUID) -> LeaderOrder | None:
+        """The order the topic's elections try replicas in (None: Kafka's)."""
+        return leader_order(image, self.domain_rules(image, image.topics_by_id[topic_id].name)[1])
+
+    def preferred_leader(
+        self, image: MetadataImage, topic_id: uuid.UUID, partition: PartitionRegistration
+    ) -> int:
+        """Where the preferred-leader balancing moves ``partition``'s leadership."""
+        topic = image.topics_by_id[topic_id]
+        return preferred_leader(image, partition, self.domain_rules(image, topic.name)[1])
+
     def min_isr(self, image: MetadataImage, topic_id: uuid.UUID) -> int:
         """The topic's effective ``min.insync.replicas`` (:meth:`_topic_settings`)."""
         return self._topic_settings(image, topic_id)[1]
@@ -340,6 +387,7 @@ class ReplicationControl:
             topic_settings=self._topic_settings,
             elr_enabled=self.config.elr_enabled,
             allow_replication_factor_change=allow_replication_factor_change,
+            domain_rules=self.domain_rules,
         )
 
     def update_leaders_and_isrs(
@@ -356,12 +404,13 @@ class ReplicationControl:
         ``unclean_shutdown`` out of the ISR (and out of the ELR for the latter), and elect a
         leader among acceptable replicas; ``add`` counts as acceptable though the image still
         has it fenced (it is being unfenced by the same records)."""
-        settings: dict[uuid.UUID, tuple[Election, int]] = {}
+        settings: dict[uuid.UUID, tuple[Election, int, LeaderOrder | None]] = {}
         for topic_id, partition_id in partitions:
             partition = image.topics_by_id[topic_id].partitions[partition_id]
             if topic_id not in settings:
-                settings[topic_id] = self._topic_settings(image, topic_id)
-            election, min_isr = settings[topic_id]
+                order = self.leader_order(image, topic_id)
+                settings[topic_id] = (*self._topic_settings(image, topic_id), order)
+            election, min_isr, order = settings[topic_id]
 
             def acceptable(broker: int, partition: Any = partition) -> bool:
                 if broker in (remove, unclean_shutdown) or broker < 0:
@@ -379,6 +428,7 @@ class ReplicationControl:
                 elr_enabled=self.config.elr_enabled,
                 min_isr=min_isr,
                 unclean_shutdown_replicas=() if unclean_shutdown < 0 else (unclean_shutdown,),
+                leader_order=order,
             )
             if record is not None:
                 records.append(record)
@@ -471,7 +521,7 @@ class ReplicationControl:
         if max_elections is None:
             max_elections = self.max_elections_per_imbalance
         image = state.image
-        min_isrs: dict[uuid.UUID, int] = {}
+        min_isrs: dict[uuid.UUID, tuple[int, LeaderOrder | None]] = {}
         for topic_id, partition_id in state.partition_index.imbalanced_partitions():
             if len(records) >= max_elections:
                 return True
@@ -482,14 +532,16 @@ class ReplicationControl:
                     f"BUG: imbalanced partition {kafka_uuid(topic_id)}-{partition_id} is unknown"
                 )
             if topic_id not in min_isrs:
-                min_isrs[topic_id] = self._topic_settings(image, topic_id)[1]
+                min_isr = self._topic_settings(image, topic_id)[1]
+                min_isrs[topic_id] = (min_isr, self.leader_order(image, topic_id))
             record = build_change(
                 partition,
                 topic_id,
                 leader_acceptor(image, partition),
                 election=Election.PREFERRED,
                 elr_enabled=self.config.elr_enabled,
-                min_isr=min_isrs[topic_id],
+                min_isr=min_isrs[topic_id][0],
+                leader_order=min_isrs[topic_id][1],
             )
             if record is not None:
                 records.append(record)

@@ -11,8 +11,9 @@ state, rebuilt from the same records after a restart:
 * :class:`PartitionIndex`: for each broker the partitions with it in the ISR and in the ELR, the
   leaderless partitions (Kafka's ``BrokersToIsrs`` / ``BrokersToElrs``), so that fencing a
   broker looks at its partitions only, and the partitions not led by their preferred (first)
-  replica (Kafka's ``imbalancedPartitions``). Built on first use from the image, then kept up to
-  date;
+  replica (Kafka's ``imbalancedPartitions``; with a ``leaders.preference``, not led where
+  :attr:`ControllerState.preferred_leader` says: a change of the preference touches the topic's
+  partitions). Built on first use from the image, then kept up to date;
 * the names of topics with '.' or '_', by their unified form, for Kafka's collision check.
   Also built on first use.
 """
@@ -20,7 +21,7 @@ state, rebuilt from the same records after a restart:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rackwise.controller.names import has_collision_chars, unify_collision_chars
@@ -29,6 +30,8 @@ from rackwise.records.constants import NO_LEADER
 from rackwise.records.registry import RECORD_TYPES_BY_NAME
 
 TopicIdPartition = tuple[uuid.UUID, int]
+PreferredLeader = Callable[[MetadataImage, uuid.UUID, PartitionRegistration], int]
+"""Where a partition's leadership belongs (default: its first replica)."""
 ReplayBatch = tuple[Sequence[Any], int, "int | None"]
 """Records, the offset of the first, and the offset they all count as if from a snapshot."""
 
@@ -43,34 +46,45 @@ UNREGISTER_BROKER = record_classes("UnregisterBrokerRecord")
 TOPIC = record_classes("TopicRecord")
 REMOVE_TOPIC = record_classes("RemoveTopicRecord")
 PARTITION_CHANGES = record_classes("PartitionRecord", "PartitionChangeRecord")
+CONFIG = record_classes("ConfigRecord")
+LEADERS_PREFERENCE = "leaders.preference"
+DEFAULT_LEADERS_PREFERENCE = "default.leaders.preference"
 
 
 class PartitionIndex:
     """Which partitions each broker is in the ISR / ELR of, which have no leader, and which are
     not led by their preferred replica."""
 
-    def __init__(self) -> None:
+    def __init__(self, preferred: PreferredLeader | None = None) -> None:
+        self.preferred = preferred
         self.isr: dict[int, set[TopicIdPartition]] = {}
         self.elr: dict[int, set[TopicIdPartition]] = {}
         self.leaderless: set[TopicIdPartition] = set()
         self.imbalanced: set[TopicIdPartition] = set()
 
     @staticmethod
-    def build(image: MetadataImage) -> PartitionIndex:
-        index = PartitionIndex()
+    def build(image: MetadataImage, preferred: PreferredLeader | None = None) -> PartitionIndex:
+        index = PartitionIndex(preferred)
         for topic_id, topic in image.topics_by_id.items():
             for partition_id, partition in topic.partitions.items():
-                index._add((topic_id, partition_id), partition)
+                index._add((topic_id, partition_id), partition, image)
         return index
 
-    def _add(self, key: TopicIdPartition, partition: PartitionRegistration) -> None:
+    def _add(
+        self, key: TopicIdPartition, partition: PartitionRegistration, image: MetadataImage
+    ) -> None:
         for broker in partition.isr:
             self.isr.setdefault(broker, set()).add(key)
         for broker in partition.eligible_leader_replicas or ():
             self.elr.setdefault(broker, set()).add(key)
         if partition.leader == NO_LEADER:
             self.leaderless.add(key)
-        if not partition.replicas or partition.leader != partition.replicas[0]:
+        if not partition.replicas:
+            self.imbalanced.add(key)
+        elif self.preferred is None:
+            if partition.leader != partition.replicas[0]:
+                self.imbalanced.add(key)
+        elif partition.leader != self.preferred(image, key[0], partition):
             self.imbalanced.add(key)
 
     def _remove(self, key: TopicIdPartition, partition: PartitionRegistration) -> None:
@@ -100,7 +114,7 @@ class PartitionIndex:
                 self._remove(key, before)
             after = _partition(new, key)
             if after is not None:
-                self._add(key, after)
+                self._add(key, after, new)
 
     def partitions_with_isr(self, broker_id: int) -> list[TopicIdPartition]:
         return sorted(self.isr.get(broker_id, ()))
@@ -140,6 +154,9 @@ class ControllerState:
         self.register_offsets: dict[int, int] = {}
         self._index: PartitionIndex | None = None
         self._collisions: dict[str, set[str]] | None = None
+        self.preferred_leader: PreferredLeader | None = None
+        """Where leadership belongs, for the index's imbalanced partitions (None: the first
+        replica, Kafka's); set before the index is first used."""
 
     def checkpoint(self) -> tuple[MetadataImage, int, dict[int, int]]:
         """What :meth:`restore` needs to undo replays made after this call."""
@@ -155,7 +172,7 @@ class ControllerState:
     @property
     def partition_index(self) -> PartitionIndex:
         if self._index is None:
-            self._index = PartitionIndex.build(self.image)
+            self._index = PartitionIndex.build(self.image, self.preferred_leader)
         return self._index
 
     @property
@@ -189,6 +206,12 @@ class ControllerState:
             else:
                 self.end_offset = snapshot_offset + 1
         self.image = delta.apply()
+        if seen.preferences_changed:
+            self._index = None  # a default leaders.preference changed: built again on use
+        for name in seen.preference_topics:
+            topic = self.image.topics_by_name.get(name)
+            if topic is not None and self._index is not None:
+                seen.touched.update((topic.topic_id, p) for p in topic.partitions)
         if self._index is not None and (seen.touched or seen.removed):
             self._index.update(old, self.image, seen.touched, seen.removed)
         return old
@@ -206,6 +229,10 @@ class ControllerState:
             if kind in PARTITION_CHANGES:
                 if self._index is not None:
                     seen.touched.add((record.topic_id, record.partition_id))
+            elif kind in CONFIG and record.name == LEADERS_PREFERENCE:
+                seen.preference_topics.add(record.resource_name)
+            elif kind in CONFIG and record.name == DEFAULT_LEADERS_PREFERENCE:
+                seen.preferences_changed = True
             elif kind in REGISTER_BROKER:
                 offset = base_offset + position if snapshot_offset is None else snapshot_offset
                 self.register_offsets[record.broker_id] = offset
@@ -240,3 +267,5 @@ class _Seen:
         self.touched: set[TopicIdPartition] = set()
         self.removed: list[uuid.UUID] = []
         self.created: dict[uuid.UUID, str] = {}
+        self.preference_topics: set[str] = set()
+        self.preferences_changed = False

@@ -11,7 +11,7 @@ CreateReplicaPlacement, its ``NumPartitions``."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from rackwise.common import InvalidRequestException
@@ -141,9 +141,11 @@ def partition_record(
     partition_id: int,
     replicas: Sequence[int],
     isr: Sequence[int],
+    leader_order: Callable[[Sequence[int]], list[int]] | None = None,
 ) -> Any:
     """A new partition (Kafka's ``buildPartitionRegistration``): led by the first in-sync
-    replica, epochs 0, each replica in its broker's default directory."""
+    replica (with a ``leaders.preference``, the first in preference order), epochs 0, each
+    replica in its broker's default directory."""
     return PartitionRecord(
         partition_id=partition_id,
         topic_id=topic_id,
@@ -151,7 +153,7 @@ def partition_record(
         isr=tuple(isr),
         removing_replicas=(),
         adding_replicas=(),
-        leader=isr[0],
+        leader=isr[0] if leader_order is None else leader_order(isr)[0],
         leader_recovery_state=LEADER_RECOVERED,
         leader_epoch=0,
         partition_epoch=0,

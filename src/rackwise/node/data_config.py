@@ -245,4 +245,6 @@ class TopicSettingsSource:
         return TopicSettings(
             log_config=LogConfig.from_topic_configs(effective),
             min_insync_replicas=int(effective.get("min.insync.replicas", "1")),
+            min_insync_racks=int(effective.get("min.insync.racks", "1")),
+            min_insync_racks_level=int(effective.get("min.insync.racks.level", "1")),
         )

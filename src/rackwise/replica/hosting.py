@@ -46,6 +46,7 @@ from rackwise.replica.partition import NO_LEADER, Partition, PartitionState
 from rackwise.storage.errors import KafkaStorageException
 from rackwise.storage.log import LogConfig, PartitionLog
 from rackwise.storage.manager import LogManager
+from rackwise.topology import count_domains
 
 LOG: Final = logging.getLogger("rackwise.replica")
 
@@ -65,10 +66,14 @@ class ReplicaConfig:
 
 @dataclass(frozen=True, slots=True)
 class TopicSettings:
-    """A topic's effective log settings and ``min.insync.replicas``."""
+    """A topic's effective log settings, ``min.insync.replicas``, and ``min.insync.racks``
+    with its ``min.insync.racks.level`` (how many failure domains of that level of the rack
+    tree an acks=all write's ISR must span)."""
 
     log_config: LogConfig
     min_insync_replicas: int
+    min_insync_racks: int = 1
+    min_insync_racks_level: int = 1
 
 
 @dataclass(slots=True)
@@ -110,6 +115,15 @@ class HostedReplicas:
         """(topic id, directory id) of replicas whose directory the image does not know yet."""
         self.image = MetadataImage()
         self._eligible: frozenset[int] | None = None
+        self.racks: dict[int, str | None] = {}
+        """Each registered broker's ``broker.rack``, from the image."""
+
+    def isr_domains(self, partition: Partition, settings: TopicSettings) -> int:
+        """How many failure domains at ``min.insync.racks.level`` ``partition``'s ISR spans
+        (not counted, 1, when ``min.insync.racks`` is 1: any ISR meets it)."""
+        if settings.min_insync_racks <= 1:
+            return 1
+        return count_domains(partition.state.isr, self.racks, settings.min_insync_racks_level)
 
     # ---- the image ------------------------------------------------------------------------
 
@@ -126,6 +140,7 @@ class HostedReplicas:
             if not registration.fenced and not registration.in_controlled_shutdown
         )
         self._eligible = eligible
+        self.racks = {b: registration.rack for b, registration in image.brokers.items()}
         for partition in self.partitions.values():
             partition.eligible = eligible
         for topic, registration in image.iter_partitions():

@@ -79,6 +79,20 @@ class FollowerState:
 
 
 @dataclass(frozen=True, slots=True)
+class RackRequirement:
+    """``min.insync.racks`` at ``min.insync.racks.level`` against the failure domains the
+    current ISR spans at that level."""
+
+    required: int
+    level: int
+    domains: int
+
+    @property
+    def met(self) -> bool:
+        return self.domains >= self.required
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionState:
     """The partition as the metadata image gives it."""
 
@@ -197,9 +211,11 @@ class Partition:
         required_acks: int,
         min_insync_replicas: int,
         now_ms: int,
+        racks: RackRequirement | None = None,
     ) -> LogAppendInfo:
         """Append a client's batches; NOT_ENOUGH_REPLICAS first when acks=all and the ISR is
-        smaller than ``min.insync.replicas`` (Kafka's ``appendRecordsToLeader``)."""
+        smaller than ``min.insync.replicas`` (Kafka's ``appendRecordsToLeader``), or spans
+        fewer failure domains than ``racks`` asks."""
         self.require_leader()
         if required_acks == -1 and len(self.state.isr) < min_insync_replicas:
             raise NotEnoughReplicasException(
@@ -207,18 +223,32 @@ class Partition:
                 f"satisfy the min.isr requirement of {min_insync_replicas} for partition "
                 f"{self.topic}-{self.index}"
             )
+        if required_acks == -1 and racks is not None and not racks.met:
+            raise NotEnoughReplicasException(
+                f"The current ISR {list(self.state.isr)} spans {racks.domains} failure "
+                f"domain(s) at level {racks.level}, fewer than the min.insync.racks "
+                f"requirement of {racks.required} for partition {self.topic}-{self.index}"
+            )
         info = self.log.append_as_leader(records, leader_epoch=self.state.leader_epoch)
         self.maybe_increment_high_watermark(now_ms, self.lag_max_ms)
         return info
 
-    def acks_all_outcome(self, required_offset: int, min_insync_replicas: int) -> int | None:
+    def acks_all_outcome(
+        self,
+        required_offset: int,
+        min_insync_replicas: int,
+        racks: RackRequirement | None = None,
+    ) -> int | None:
         """For an acks=all write ending before ``required_offset``: None while waiting, else
         Kafka's error code (0, NOT_ENOUGH_REPLICAS_AFTER_APPEND 20, NOT_LEADER_OR_FOLLOWER 6)
-        (``Partition.checkEnoughReplicasReachOffset``)."""
+        (``Partition.checkEnoughReplicasReachOffset``); 20 also when the ISR that reached
+        the offset spans fewer failure domains than ``racks`` asks."""
         if not self.is_leader:
             return NotLeaderOrFollowerException.error_code
         if self.log.high_watermark < required_offset:
             return None
+        if racks is not None and not racks.met:
+            return 20
         return 0 if len(self.state.isr) >= min_insync_replicas else 20
 
     # ---- the followers' fetches ---------------------------------------------------------------

@@ -38,8 +38,8 @@ from rackwise.replica.errors import (
     OffsetNotAvailableException,
     OffsetOutOfRangeError,
 )
-from rackwise.replica.hosting import UNKNOWN_EPOCH, HostedReplicas
-from rackwise.replica.partition import Partition
+from rackwise.replica.hosting import UNKNOWN_EPOCH, HostedReplicas, TopicSettings
+from rackwise.replica.partition import Partition, RackRequirement
 from rackwise.replica.selector import (
     ClientMetadata,
     PartitionView,
@@ -107,7 +107,14 @@ class ReplicaRequests:
             required_acks=required_acks,
             min_insync_replicas=settings.min_insync_replicas,
             now_ms=self.hosted.clock(),
+            racks=self._racks(partition, settings),
         )
+
+    def _racks(self, partition: Partition, settings: TopicSettings) -> RackRequirement | None:
+        if settings.min_insync_racks <= 1:
+            return None
+        domains = self.hosted.isr_domains(partition, settings)
+        return RackRequirement(settings.min_insync_racks, settings.min_insync_racks_level, domains)
 
     def acks_all_outcome(self, topic: str, index: int, required_offset: int) -> int | None:
         """None while an acks=all write ending before ``required_offset`` waits, else its
@@ -115,8 +122,9 @@ class ReplicaRequests:
         partition = self.hosted.partitions.get((topic, index))
         if partition is None:
             return NotLeaderOrFollowerException.error_code
+        settings = self.hosted.topic_settings[topic]
         return partition.acks_all_outcome(
-            required_offset, self.hosted.topic_settings[topic].min_insync_replicas
+            required_offset, settings.min_insync_replicas, self._racks(partition, settings)
         )
 
     # ---- the follower's side -------------------------------------------------------------------

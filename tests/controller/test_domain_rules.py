@@ -1,0 +1,159 @@
+"""min.insync.racks against assignments and leaders.preference in the controller's elections:
+refusals naming the domains, elections and preferred-leader balancing by preference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rackwise.common.error_codes import INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT
+from rackwise.controller import Controller, CreatableTopic, ManualClock
+from rackwise.controller.elections import ElectionType
+from rackwise.controller.messages import (
+    AlterableConfig,
+    AlterConfigOp,
+    CreatePartitionsTopic,
+    ReassignablePartition,
+    ReassignableTopic,
+)
+from rackwise.image import ConfigResource
+from rackwise.records.constants import TOPIC_RESOURCE
+from tests.controller.helpers import check_invariants, heartbeat, new_controller, partitions
+from tests.controller.helpers import start_brokers as start
+from tests.controller.test_preferred_leaders import _rejoin
+
+RACKS = {1: "/dc1/a", 2: "/dc1/b", 3: "/dc2/a", 4: "/dc2/b"}
+
+
+def _controller(racks: dict[int, str | None] = RACKS, **changes: Any) -> Controller:
+    controller = new_controller(**changes)
+    start(controller, racks)
+    return controller
+
+
+def _create(controller: Controller, **topic: Any) -> Any:
+    (result,) = controller.create_topics([CreatableTopic("t", **topic)])
+    return result.error
+
+
+def test_create_topics_refuses_an_assignment_in_too_few_domains() -> None:
+    controller = _controller()
+    error = _create(
+        controller, assignments={0: (1, 3), 1: (1, 2)}, configs={"min.insync.racks": "2"}
+    )
+    assert error.error_code == INVALID_REPLICA_ASSIGNMENT
+    assert error.message == (
+        "Partition 1 of t has replicas [1, 2] in 1 failure domain(s) at level 1 (/dc1), "
+        "fewer than min.insync.racks=2"
+    )
+    assert controller.image.topic("t") is None
+
+
+def test_create_topics_refuses_a_config_the_cluster_cannot_meet() -> None:
+    controller = _controller({1: "/dc1/a", 2: "/dc1/b", 3: "/dc1/c"})
+    error = _create(controller, num_partitions=2, replication_factor=3,
+                    configs={"min.insync.racks": "2"})  # fmt: skip
+    assert error.error_code == INVALID_CONFIG
+    assert "in 1 failure domain(s) at level 1 (/dc1), fewer than min.insync.racks=2" in (
+        error.message
+    )
+    # At level 2 the three racks are three domains.
+    configs = {"min.insync.racks": "3", "min.insync.racks.level": "2"}
+    assert (
+        _create(controller, num_partitions=2, replication_factor=3, configs=configs).error_code == 0
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("min.insync.racks", "0", "Value must be at least 1"),
+        ("min.insync.racks", "two", "Not a number of type INT"),
+        ("min.insync.racks.level", "-1", "Value must be at least 1"),
+        ("leaders.preference", "rack:/dc1", "Expected 'none', 'racks:<path>,...'"),
+        ("leaders.preference", "racks:/dc1//a", "bad rack path '/dc1//a'"),
+    ],
+)
+def test_bad_values_are_refused_in_kafkas_words(key: str, value: str, reason: str) -> None:
+    error = _create(_controller(), num_partitions=1, replication_factor=2, configs={key: value})
+    assert error.error_code == INVALID_CONFIG
+    assert error.message.startswith(f"Invalid value {value} for configuration {key}: {reason}")
+
+
+def test_create_partitions_and_reassignments_keep_the_domains() -> None:
+    controller = _controller(replica_placer="multi-level")  # spreads over the data centres
+    assert (
+        _create(controller, assignments={0: (1, 3)}, configs={"min.insync.racks": "2"}).error_code
+        == 0
+    )
+    (added,) = controller.create_partitions([CreatePartitionsTopic("t", 2, ((2, 1),))])
+    assert added.error.error_code == INVALID_REPLICA_ASSIGNMENT
+    assert "(/dc1)" in added.error.message
+    (placed,) = controller.create_partitions([CreatePartitionsTopic("t", 3)])
+    assert placed.error.error_code == 0
+    for p in partitions(controller.image, "t"):
+        assert {RACKS[b][:4] for b in p.replicas} == {"/dc1", "/dc2"}
+    (result,) = controller.alter_partition_reassignments(
+        [
+            ReassignableTopic(
+                "t", (ReassignablePartition(0, (3, 4)), ReassignablePartition(1, (2, 4)))
+            )
+        ]
+    )
+    codes = [a.error.error_code for a in result.partitions]
+    assert codes == [INVALID_REPLICA_ASSIGNMENT, 0]
+    assert "(/dc2)" in result.partitions[0].error.message
+
+
+def _pinned(preference: str, **changes: Any) -> Controller:
+    """t-0 on [3, 1, 2, 4] (its first replica in dc2), pinned to ``preference``."""
+    controller = _controller(**changes)
+    configs = {"leaders.preference": preference}
+    assert _create(controller, assignments={0: (3, 1, 2, 4)}, configs=configs).error_code == 0
+    return controller
+
+
+def test_a_new_partition_is_led_in_the_preferred_domain_and_fails_over_by_preference() -> None:
+    controller = _pinned("ordered_racks:/dc1,/dc2")
+    assert partitions(controller.image, "t")[0].leader == 1
+    assert heartbeat(controller, 1, want_fence=True).is_fenced
+    assert partitions(controller.image, "t")[0].leader == 2  # the other dc1 ISR member
+    assert heartbeat(controller, 2, want_fence=True).is_fenced
+    assert partitions(controller.image, "t")[0].leader == 3  # none left in dc1: dc2
+    check_invariants(controller.image)
+
+
+def test_balancing_brings_leadership_back_to_the_preferred_domain() -> None:
+    clock = ManualClock(0)
+    controller = _pinned("racks:/dc1", clock=clock, leader_imbalance_check_interval_s=1)
+    for broker in (1, 2):
+        assert heartbeat(controller, broker, want_fence=True).is_fenced
+    assert partitions(controller.image, "t")[0].leader == 3
+    # Out of its preference but no replica of dc1 in sync: balanced as it can be.
+    assert controller.maybe_balance_partition_leaders(clock() + 10_000) == 0
+    for broker in (2, 1):
+        assert not heartbeat(controller, broker).is_fenced
+    _rejoin(controller, 0)
+    clock.advance(1_000)
+    assert controller.maybe_balance_partition_leaders() == 1
+    assert partitions(controller.image, "t")[0].leader == 1  # first dc1 replica in sync
+    assert controller.next_balance_time_ms() is None
+
+
+def test_elect_leaders_and_a_preference_changed_later() -> None:
+    controller = _controller()
+    assert _create(controller, assignments={0: (3, 1, 2, 4)}).error_code == 0
+    assert partitions(controller.image, "t")[0].leader == 3  # Kafka's first replica
+    assert controller.next_balance_time_ms() is None
+    change = AlterableConfig("leaders.preference", AlterConfigOp.SET, "racks:/dc1/b")
+    (result,) = controller.incremental_alter_configs(
+        {ConfigResource(TOPIC_RESOURCE, "t"): [change]}
+    )
+    assert result.error.error_code == 0
+    assert controller.next_balance_time_ms() is not None  # now imbalanced
+    ((_, answers),) = controller.elect_leaders(ElectionType.PREFERRED, {"t": [0]})
+    assert answers == [(0, 0, None)]
+    assert partitions(controller.image, "t")[0].leader == 2
+    ((_, again),) = controller.elect_leaders(ElectionType.PREFERRED, {"t": [0]})
+    assert again[0][1] == 84  # ELECTION_NOT_NEEDED
