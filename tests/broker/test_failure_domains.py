@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
@@ -123,6 +123,10 @@ def test_acks_all_writes_need_the_isr_in_two_data_centres(cluster: Cluster) -> N
     configs = {"min.insync.replicas": "2", "min.insync.racks": "2"}
     cluster.create(NewTopic(topic, 1, replica_assignment=[[*dc1, *dc2]], config=configs))
     eventually(lambda: _isr(cluster, topic) == sorted(dc1 + dc2), 30)
+    resource = ConfigResource("topic", topic)
+    described = cluster.admin.describe_configs([resource])[resource].result(10)
+    shown = {k: (v.value, v.is_default) for k, v in described.items() if "racks" in k}
+    assert shown == {"min.insync.racks": ("2", False), "min.insync.racks.level": ("1", True)}
     ledger = Ledger()
     writer = Writer(cluster.bootstrap, [(topic, 1)], ledger, timeout_ms=120_000)
     writer.start()
@@ -139,6 +143,10 @@ def test_acks_all_writes_need_the_isr_in_two_data_centres(cluster: Cluster) -> N
             expected = "ok" if in_dc2 else "NotEnoughReplicasError"
             assert _probe(cluster, topic) == expected, _isr(cluster, topic)
         assert _isr(cluster, topic) == dc1  # two in sync: min.insync.replicas alone would pass
+        under = rackwise("topics", "--bootstrap-server", cluster.asked.split(",")[0],
+                         "--describe", "--under-min-isr-partitions")  # fmt: skip
+        assert under.returncode == 0, under.stderr
+        assert re.findall(r"Topic: (\S+)\s+Partition: (\d+)", under.stdout) == [(topic, "0")]
         with ledger.lock:
             acked = {offset: value for (_, _, offset), value in ledger.acked.items()}
         on_dc2: dict[int, bytes] = {}

@@ -378,9 +378,20 @@ def _describe(admin: Admin, topics: list[str], args: argparse.Namespace) -> int:
         if args.under_min_isr_partitions or args.at_min_isr_partitions
         else {}
     )
+    racks: dict[int, str | None] = {}
+    rack_rules: dict[str, tuple[int, int]] = {}
+    if args.under_min_isr_partitions:  # below min.insync.racks counts as under min ISR
+        rack_rules = admin.min_insync_racks([t.name for t in described])
+        if any(required > 1 for required, _ in rack_rules.values()):
+            racks = {b.id: b.rack for b in admin.brokers()}
 
     def wanted(topic: str) -> Callable[[PartitionDescription], bool]:
-        return lambda p: not reports or partition_reported(args, p, live, min_isr.get(topic, 1))
+        rule = rack_rules.get(topic, (1, 1))
+        return lambda p: (
+            not reports
+            or partition_reported(args, p, live, min_isr.get(topic, 1))
+            or (args.under_min_isr_partitions and below_min_racks(p, racks, rule))
+        )
 
     for topic in described:
         if args.topics_with_overrides and not configs.get(topic.name):
@@ -400,6 +411,17 @@ def _describe(admin: Admin, topics: list[str], args: argparse.Namespace) -> int:
 
 def _nothing(_: PartitionDescription) -> bool:
     return False
+
+
+def below_min_racks(
+    p: PartitionDescription, racks: Mapping[int, str | None], rule: tuple[int, int]
+) -> bool:
+    """Whether ``p``'s ISR spans fewer failure domains than its ``min.insync.racks`` (at
+    ``min.insync.racks.level``) asks for."""
+    from rackwise.topology import count_domains  # noqa: PLC0415
+
+    required, level = rule
+    return required > 1 and count_domains(p.isr, racks, level) < required
 
 
 def partition_reported(

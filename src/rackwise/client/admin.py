@@ -333,6 +333,24 @@ class Admin:
             for name in names
         }
 
+    def min_insync_racks(self, names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Each topic's ``min.insync.racks`` and ``min.insync.racks.level`` in effect."""
+        if not names:
+            return {}
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+        found = self._call(
+            "DescribeConfigs", self._client.describe_configs, resources, config_filter="all"
+        )
+        topics = found.get("topic", {})
+
+        def value(name: str, key: str) -> int:
+            return int(topics.get(name, {}).get(key, {}).get("value") or 1)
+
+        return {
+            name: (value(name, "min.insync.racks"), value(name, "min.insync.racks.level"))
+            for name in names
+        }
+
     def create_topic(
         self,
         name: str,
