@@ -8,14 +8,16 @@ once and referred to by number.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from rackwise.common import InvalidRequestException
+from rackwise.topology import LeadersPreference
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -142,8 +144,12 @@ class ReplicaTable:
 
 @dataclass(frozen=True, eq=False)
 class ClusterInput:
-    """One cluster as the planner sees it."""
+    """One cluster as the planner sees it; ``leaders_preferences`` is each topic's
+    ``leaders.preference`` where it has one (:mod:`rackwise.topology.domains`)."""
 
     brokers: BrokerTable
     log_dirs: LogDirTable
     replicas: ReplicaTable
+    leaders_preferences: Mapping[str, LeadersPreference] = field(
+        default_factory=lambda: MappingProxyType({})
+    )

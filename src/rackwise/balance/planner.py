@@ -11,7 +11,9 @@ Goals, in priority order (the report lists them so; see :data:`~rackwise.balance
        without a live one; ``DiskUsageDistributionGoal`` and
        ``IntraBrokerDiskUsageDistributionGoal``: bytes within 10% of each broker's share and of
        each live directory's share of its broker (KIP-113).
-    4. Preferred leaders balanced by reordering replica lists only (no data moves).
+    4. Preferred leaders balanced by reordering replica lists only (no data moves); then a
+       topic's ``leaders.preference`` puts each partition's first replica in its most
+       preferred domain (:mod:`~rackwise.balance._pinning`).
     5. Move as little data as possible: keep every replica that may stay, move the smallest,
        move a replica this plan already moved before an original one.
 
@@ -47,6 +49,7 @@ with more room, say 3: ``t-0`` -> ``(1, 3)``, one replica move, equal to the low
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +73,7 @@ from rackwise.balance._measure import (
     loads,
     skew,
 )
+from rackwise.balance._pinning import pin_leaders
 from rackwise.balance._shares import bounds as share_bounds
 from rackwise.balance._shares import fair_shares
 from rackwise.balance._spread import violations_by_level
@@ -85,6 +89,7 @@ from rackwise.balance.model import (
 )
 from rackwise.balance.report import GOALS, GoalResult, PlanReport, balancedness, status
 from rackwise.common import InvalidRequestException
+from rackwise.topology import LeadersPreference
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,7 +169,7 @@ def plan_cluster(
     load_before = loads(lay, before_state)
     before = goal_violations(lay, before_state, int(planned_bad.sum()), goal_bounds, load_before)
     before["audit"] = int(audit_bad.sum())
-    timings, must = _run_goals(work, strategy, seed, lo, hi, now)
+    timings, must = _run_goals(work, strategy, seed, lo, hi, now, cluster.leaders_preferences)
     return _finish(
         lay,
         work,
@@ -181,7 +186,13 @@ def plan_cluster(
 
 
 def _run_goals(
-    work: Work, strategy: Strategy, seed: int, lo: IntArray, hi: IntArray, now: Clock
+    work: Work,
+    strategy: Strategy,
+    seed: int,
+    lo: IntArray,
+    hi: IntArray,
+    now: Clock,
+    preferences: Mapping[str, LeadersPreference],
 ) -> tuple[dict[str, float], IntArray]:
     timings: dict[str, float] = {}
     use_placer = strategy == "multi-level"
@@ -199,6 +210,7 @@ def _run_goals(
     balance_dirs(work)
     timings["IntraBrokerDiskUsageDistributionGoal"], mark = now() - mark, now()
     balance_leaders(work)
+    pin_leaders(work, preferences)  # a topic's leaders.preference wins over leader balance
     timings["LeaderReplicaDistributionGoal"] = now() - mark
     return timings, must
 
