@@ -157,3 +157,19 @@ def test_elect_leaders_and_a_preference_changed_later() -> None:
     assert partitions(controller.image, "t")[0].leader == 2
     ((_, again),) = controller.elect_leaders(ElectionType.PREFERRED, {"t": [0]})
     assert again[0][1] == 84  # ELECTION_NOT_NEEDED
+
+
+def test_alter_configs_refuses_a_rule_the_assignment_cannot_meet() -> None:
+    controller = _controller()
+    assert _create(controller, assignments={0: (1, 3), 1: (1, 2)}).error_code == 0
+    topic = ConfigResource(TOPIC_RESOURCE, "t")
+    change = AlterableConfig("min.insync.racks", AlterConfigOp.SET, "2")
+    (refused,) = controller.incremental_alter_configs({topic: [change]})
+    assert refused.error.error_code == INVALID_CONFIG
+    assert refused.error.message == (
+        "Partition 1 of t has replicas [1, 2] in 1 failure domain(s) at level 1 (/dc1), "
+        "fewer than min.insync.racks=2"
+    )
+    level = AlterableConfig("min.insync.racks.level", AlterConfigOp.SET, "2")
+    (accepted,) = controller.incremental_alter_configs({topic: [change, level]})
+    assert accepted.error.error_code == 0  # two racks apart at level 2

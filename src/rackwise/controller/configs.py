@@ -34,6 +34,7 @@ from rackwise.controller.configschema import (
     split_list,
     synonym_value,
 )
+from rackwise.controller.domains import RackRule, check_assignment_domains
 from rackwise.controller.errors import SUCCESS, ApiError, BrokerIdNotRegisteredException
 from rackwise.controller.messages import (
     AlterableConfig,
@@ -270,8 +271,19 @@ class ConfigControl:
                 result.pop(key, None)
             self.check_topic_configs(result)
         self._check_exists(image, resource)
+        if resource.resource_type == TOPIC_RESOURCE:
+            self._check_domains(image, resource.name, result)
         changes.update({key: None for key in implicit_deletes if key in current})
         return self.config_records(resource, changes)
+
+    def _check_domains(self, image: MetadataImage, name: str, overrides: Mapping[str, str]) -> None:
+        """Refuse a ``min.insync.racks`` the topic's current assignment cannot meet."""
+        topic = image.topic(name)
+        if topic is None:
+            return
+        values = {e.name: e.value for e in self.effective_topic_configs(image, overrides)}
+        rows = {p: r.replicas for p, r in topic.partitions.items()}
+        check_assignment_domains(image, name, rows, RackRule.of(values), manual=False)
 
     def incremental_alter_configs(
         self,
