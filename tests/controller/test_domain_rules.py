@@ -14,6 +14,7 @@ from rackwise.controller.messages import (
     AlterableConfig,
     AlterConfigOp,
     CreatePartitionsTopic,
+    CreateReplicaPlacementRequest,
     ReassignablePartition,
     ReassignableTopic,
 )
@@ -173,3 +174,20 @@ def test_alter_configs_refuses_a_rule_the_assignment_cannot_meet() -> None:
     level = AlterableConfig("min.insync.racks.level", AlterConfigOp.SET, "2")
     (accepted,) = controller.incremental_alter_configs({topic: [change, level]})
     assert accepted.error.error_code == 0  # two racks apart at level 2
+
+
+def test_create_replica_placement_is_held_to_the_default_rule() -> None:
+    controller = _controller(
+        {1: "/dc1/a", 2: "/dc1/b", 3: "/dc2/a"},
+        static={"min.insync.racks": "2"},
+        replica_placer="multi-level",
+    )
+    two_dcs = controller.create_replica_placement(CreateReplicaPlacementRequest(2, 2))
+    assert two_dcs.error.error_code == 0, two_dcs.error
+    pinned = CreateReplicaPlacementRequest(1, 2, node_ids=(1, 2))
+    refused = controller.create_replica_placement(pinned)
+    assert refused.error.error_code == INVALID_CONFIG
+    assert refused.error.message == (
+        "Partition 0 of the placement has replicas [1, 2] in 1 failure domain(s) at level 1 "
+        "(/dc1), fewer than min.insync.racks=2"
+    )

@@ -64,6 +64,7 @@ from rackwise.controller.cluster import ClusterControl
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
 from rackwise.controller.directories import Assignment, assign_replicas_to_dirs
+from rackwise.controller.domains import RackRule
 from rackwise.controller.elections import ElectionType, PartitionResult, elect_leaders
 from rackwise.controller.heartbeat import BrokerHeartbeatTracker
 from rackwise.controller.log import MetadataLogLike
@@ -551,8 +552,12 @@ class Controller:
     def create_replica_placement(
         self, request: CreateReplicaPlacementRequest
     ) -> CreateReplicaPlacementResponse:
-        """KIP-879's CreateReplicaPlacement: an assignment, nothing written."""
-        return create_replica_placement(self.placer, self.simple_placer, self.image, request)
+        """KIP-879's CreateReplicaPlacement: an assignment, nothing written; held to the
+        cluster's default ``min.insync.racks``."""
+        defaults = {e.name: e.value for e in self.configs.effective_topic_configs(self.image, {})}
+        return create_replica_placement(
+            self.placer, self.simple_placer, self.image, request, RackRule.of(defaults)
+        )
 
     # ---- configs ---------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from rackwise.common import (
     TopicPartition,
 )
 from rackwise.controller.brokers import all_brokers, usable_brokers
+from rackwise.controller.domains import RackRule, check_assignment_domains
 from rackwise.controller.errors import ApiError
 from rackwise.controller.messages import (
     CreateReplicaPlacementRequest,
@@ -101,13 +102,15 @@ def create_replica_placement(
     simple_placer: ReplicaPlacer,
     image: MetadataImage,
     request: CreateReplicaPlacementRequest,
+    rule: RackRule | None = None,
 ) -> CreateReplicaPlacementResponse:
     """KIP-879: place ``num_partitions`` partitions of ``replication_factor`` replicas without
     creating a topic. With ``node_ids`` exactly those brokers are used (a fenced one as a
     follower only, with a fencing-aware placer); without, the candidates of
     :func:`placement_candidates`. ``force_simple_placement`` uses Kafka's rack-unaware
     assignment. More than the partitions bound of a CreateTopics request is refused before
-    anything is placed."""
+    anything is placed. Rows in fewer failure domains than ``rule`` (the default
+    ``min.insync.racks``) asks are refused as CreateTopics would refuse them."""
     try:
         if request.num_partitions <= 0:
             raise InvalidPartitionsException("Number of partitions must be larger than 0.")
@@ -121,6 +124,9 @@ def create_replica_placement(
             broker_ids = None
         spec = PlacementSpec(request.num_partitions, request.replication_factor)
         rows = _rows(chosen, chosen.place(spec, view, broker_ids))
+        if rule is not None:
+            placed = dict(enumerate(rows))
+            check_assignment_domains(image, "the placement", placed, rule, manual=False)
     except RackwiseError as e:
         return CreateReplicaPlacementResponse(ApiError.of(e))
     return CreateReplicaPlacementResponse(placements=tuple(tuple(row) for row in rows))
