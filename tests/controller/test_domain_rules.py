@@ -6,10 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rackwise.common.error_codes import INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT
 from rackwise.controller import Controller, CreatableTopic, ManualClock
 from rackwise.controller.elections import ElectionType
+from rackwise.controller.errors import SUCCESS
 from rackwise.controller.messages import (
     AlterableConfig,
     AlterConfigOp,
@@ -20,6 +23,7 @@ from rackwise.controller.messages import (
 )
 from rackwise.image import ConfigResource
 from rackwise.records.constants import TOPIC_RESOURCE
+from rackwise.topology import parse_leaders_preference
 from tests.controller.helpers import check_invariants, heartbeat, new_controller, partitions
 from tests.controller.helpers import start_brokers as start
 from tests.controller.test_preferred_leaders import _rejoin
@@ -191,3 +195,35 @@ def test_create_replica_placement_is_held_to_the_default_rule() -> None:
         "Partition 0 of the placement has replicas [1, 2] in 1 failure domain(s) at level 1 "
         "(/dc1), fewer than min.insync.racks=2"
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from(["/dc1/a", "/dc1/b", "/dc2/a", "/dc3/a"]), min_size=3, max_size=5),
+    st.sampled_from(["racks:/dc1", "ordered_racks:/dc1,/dc2", "ordered_racks:/dc3/a,/dc1"]),
+    st.data(),
+)
+def test_after_failures_and_a_balance_run_leaders_are_where_the_preference_says(
+    racks: list[str], value: str, data: st.DataObject
+) -> None:
+    brokers = {b + 1: rack for b, rack in enumerate(racks)}
+    clock = ManualClock(0)
+    controller = _controller(brokers, clock=clock, leader_imbalance_check_interval_s=1)
+    rf = data.draw(st.integers(2, 3))
+    rows = {p: tuple(data.draw(st.permutations(sorted(brokers)))[:rf]) for p in range(3)}
+    assert _create(controller, assignments=rows, configs={"leaders.preference": value}) == SUCCESS
+    preference = parse_leaders_preference(value)
+    for broker in data.draw(st.lists(st.sampled_from(sorted(brokers)), max_size=4)):
+        fenced = controller.image.brokers[broker].fenced
+        heartbeat(controller, broker, want_fence=not fenced)
+        if fenced:
+            for p in rows:
+                _rejoin(controller, p)
+        clock.advance(1_000)
+        controller.maybe_balance_partition_leaders()
+        for p in partitions(controller.image, "t"):
+            if p.leader < 0:
+                continue
+            in_sync = [r for r in preference.order(p.replicas, brokers.get) if r in p.isr]
+            assert p.leader == in_sync[0], (p.replicas, p.isr, p.leader)
+        check_invariants(controller.image)
