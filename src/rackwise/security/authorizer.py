@@ -43,38 +43,43 @@ from rackwise.security.acl import (
 AUTHORIZER_CLASS: Final = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 """The ``authorizer.class.name`` that turns authorization on."""
 
+# Plain ints: an IntEnum hashes and compares in Python code, an int in C.
+_ALL: Final = int(AclOperation.ALL)
+_DESCRIBE: Final = int(AclOperation.DESCRIBE)
+_DESCRIBE_CONFIGS: Final = int(AclOperation.DESCRIBE_CONFIGS)
 _IMPLIES_DESCRIBE: Final = frozenset(
-    {
+    int(op)
+    for op in (
         AclOperation.DESCRIBE,
         AclOperation.READ,
         AclOperation.WRITE,
         AclOperation.DELETE,
         AclOperation.ALTER,
-    }
+    )
 )
 _IMPLIES_DESCRIBE_CONFIGS: Final = frozenset(
-    {AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS}
+    {int(AclOperation.DESCRIBE_CONFIGS), int(AclOperation.ALTER_CONFIGS)}
 )
 
-_Entry = tuple[str, AclOperation, bool]
-"""An ACL as a check reads it: host, operation, allow (True) or deny."""
+_Entry = tuple[str, int, bool]
+"""An ACL as a check reads it: host, operation code, allow (True) or deny."""
 _ByPrincipal = dict[str, list[_Entry]]
 
 
-def _result(entry: _Entry, host: str, operation: AclOperation) -> bool | None:
+def _result(entry: _Entry, host: str, operation: int) -> bool | None:
     """True: the entry allows; False: it denies; None: it says nothing about this action
     (Kafka's ``StandardAuthorizerData.findResult``, the principal already matched)."""
     acl_host, acl_operation, allow = entry
     if acl_host not in (WILDCARD, host):
         return None
-    if acl_operation != AclOperation.ALL:
+    if acl_operation != _ALL:
         if not allow:
             if acl_operation != operation:
                 return None
-        elif operation == AclOperation.DESCRIBE:
+        elif operation == _DESCRIBE:
             if acl_operation not in _IMPLIES_DESCRIBE:
                 return None
-        elif operation == AclOperation.DESCRIBE_CONFIGS:
+        elif operation == _DESCRIBE_CONFIGS:
             if acl_operation not in _IMPLIES_DESCRIBE_CONFIGS:
                 return None
         elif acl_operation != operation:
@@ -137,7 +142,7 @@ class Authorizer:
             )
             group = names.setdefault(pattern.name, {})
             allow = entry.permission == AclPermissionType.ALLOW
-            group.setdefault(entry.principal, []).append((entry.host, entry.operation, allow))
+            group.setdefault(entry.principal, []).append((entry.host, int(entry.operation), allow))
         for section in sections.values():
             section.prefix_lengths = tuple(sorted({len(p) for p in section.prefixed}))
         return cls(frozenset(super_users), allow_everyone_if_no_acl_found, sections)
@@ -157,11 +162,12 @@ class Authorizer:
         if section is None:
             return self.allow_everyone_if_no_acl_found
         found = allowed = False
+        code = int(operation)
         for group in section.candidates(name):
             found = True
             for who in (principal, WILDCARD_PRINCIPAL):
                 for entry in group.get(who, ()):
-                    result = _result(entry, host, operation)
+                    result = _result(entry, host, code)
                     if result is False:
                         return False
                     if result:
@@ -197,7 +203,7 @@ class Authorizer:
                     for acl_host, acl_operation, allow in group.get(who, ()):
                         if acl_host not in (WILDCARD, host):
                             continue
-                        if acl_operation in (operation, AclOperation.ALL):
+                        if acl_operation in (operation, _ALL):
                             kinds.setdefault((literal, allow), set()).add(name)
         deny_literal = kinds.get((True, False), set())
         deny_prefix = kinds.get((False, False), set())
