@@ -107,7 +107,8 @@ def create_replica_placement(
     follower only, with a fencing-aware placer); without, the candidates of
     :func:`placement_candidates`. ``force_simple_placement`` uses Kafka's rack-unaware
     assignment. More than the partitions bound of a CreateTopics request is refused before
-    anything is placed."""
+    anything is placed. With an authorizer, the request needs what a CreateTopics naming no
+    topic would: CREATE on the cluster (:mod:`rackwise.node.gates`)."""
     try:
         if request.num_partitions <= 0:
             raise InvalidPartitionsException("Number of partitions must be larger than 0.")
