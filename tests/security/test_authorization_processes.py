@@ -185,6 +185,33 @@ def test_the_super_user_path_and_acls_from_rackwise_acls(cluster: Secured) -> No
         producer.close()
 
 
+def test_authorized_operations_come_from_the_acls(cluster: Secured) -> None:
+    async def ask() -> tuple[Any, Any]:
+        host, port = cluster.bootstrap.split(":")
+        async with await KafkaConnection.connect(host, int(port)) as conn:
+            await conn.negotiate_versions()
+            described = await conn.request(
+                ApiKey.DESCRIBE_CLUSTER,
+                include_cluster_authorized_operations=True,
+                endpoint_type=1,
+                include_fenced_brokers=False,
+            )
+            metadata = await conn.request(
+                ApiKey.METADATA,
+                topics=[{"name": n, "topic_id": None} for n in ("pay-eu", "orders")],
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=True,
+            )
+            return described, metadata
+
+    described, metadata = run(ask())
+    # ALTER and CREATE on the cluster, and DESCRIBE, which ALTER implies.
+    assert described.cluster_authorized_operations == (1 << 5) | (1 << 7) | (1 << 8)
+    by_name = {t.name: t for t in metadata.topics}
+    assert by_name["pay-eu"].topic_authorized_operations == (1 << 4) | (1 << 8)  # WRITE, DESCRIBE
+    assert int(by_name["orders"].error_code) == 29  # named, not describable
+
+
 def test_consuming_in_a_group_needs_read_on_topic_and_group(cluster: Secured) -> None:
     def consume(group: str) -> list[bytes]:
         consumer = KafkaConsumer("pay-eu", bootstrap_servers=cluster.bootstrap,

@@ -50,6 +50,7 @@ from rackwise.broker.log_dirs import LogDirs
 from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.broker.topic_partitions import describe_topic_partitions
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation
+from rackwise.common.error_codes import TOPIC_AUTHORIZATION_FAILED
 from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
@@ -242,7 +243,7 @@ async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Re
             and key in _OPERATIONS_ANSWERED
             and not isinstance(response, NoResponse)
         ):
-            return _with_operations(check, response)
+            return _with_operations(check, response, request.body)
         return response
     if isinstance(verdict, gates.Refuse):
         return _error(request.body, verdict.error_code, verdict.message)
@@ -279,12 +280,22 @@ def _error(body: Any, error_code: int, message: str | None) -> Response:
     return gates.error_answer(body, error_code, message)
 
 
-_OPERATIONS_ANSWERED: Final = frozenset({ApiKey.DESCRIBE_CLUSTER, ApiKey.DESCRIBE_TOPIC_PARTITIONS})
+_OPERATIONS_ANSWERED: Final = frozenset(
+    {ApiKey.DESCRIBE_CLUSTER, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.LIST_GROUPS}
+)
 
 
-def _with_operations(check: Check, response: Any) -> Response:
-    """The authorized operations a DescribeCluster or DescribeTopicPartitions asked for, the
-    caller's (KIP-430)."""
+def _with_operations(check: Check, response: Any, body: Any) -> Response:
+    """The answer as the caller may see it: the authorized operations a DescribeCluster or
+    DescribeTopicPartitions asked for, the caller's (KIP-430); the topics of a
+    DescribeTopicPartitions and the groups of a ListGroups it may not DESCRIBE left out
+    (Kafka's listing rule: without DESCRIBE on the cluster, only those groups), a topic it
+    named answered TOPIC_AUTHORIZATION_FAILED."""
+    groups = getattr(response, "groups", None)
+    if groups is not None and not check.may_cluster(AclOperation.DESCRIBE):
+        may = check.may
+        kept = [g for g in groups if may(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
+        response = dataclasses.replace(response, groups=tuple(kept))
     if getattr(response, "cluster_authorized_operations", OPERATIONS_NOT_ASKED) != (
         OPERATIONS_NOT_ASKED
     ):
@@ -292,19 +303,20 @@ def _with_operations(check: Check, response: Any) -> Response:
         response = dataclasses.replace(response, cluster_authorized_operations=ops)
     topics = getattr(response, "topics", None)
     if topics:
-        response = dataclasses.replace(
-            response,
-            topics=tuple(
-                dataclasses.replace(
-                    t,
-                    topic_authorized_operations=check.operations(
-                        ResourceType.TOPIC, t.name, TOPIC_OPERATIONS
-                    ),
-                )
-                if t.name and t.topic_authorized_operations != OPERATIONS_NOT_ASKED
-                else t
-                for t in topics
-            ),
-        )
+        describable = check.may_topic(AclOperation.DESCRIBE)
+        named = {str(t.name) for t in getattr(body, "topics", ()) or ()}.__contains__
+        shown = []
+        for t in topics:
+            if t.name and not describable(t.name):
+                if named(t.name):
+                    shown.append(dataclasses.replace(t, error_code=TOPIC_AUTHORIZATION_FAILED,
+                                                     partitions=(), topic_authorized_operations=
+                                                     OPERATIONS_NOT_ASKED))  # fmt: skip
+                continue
+            if t.name and t.topic_authorized_operations != OPERATIONS_NOT_ASKED:
+                ops = check.operations(ResourceType.TOPIC, t.name, TOPIC_OPERATIONS)
+                t = dataclasses.replace(t, topic_authorized_operations=ops)
+            shown.append(t)
+        response = dataclasses.replace(response, topics=tuple(shown))
     result: Response = response
     return result

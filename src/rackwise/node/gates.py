@@ -218,6 +218,31 @@ def _describe_groups(check: Check, body: Any, _image: MetadataImage) -> Verdict:
     )
 
 
+def _offset_commit(check: Check, body: Any, _image: MetadataImage) -> Verdict:
+    """READ on the group, then READ on each topic committed."""
+    if not check.may(AclOperation.READ, ResourceType.GROUP, str(body.group_id)):
+        return Refuse(GROUP_AUTHORIZATION_FAILED)
+    may = check.may_topic(AclOperation.READ)
+    return split(body, "topics", "topics", lambda t: None if may(t.name) else _TOPIC_DENIED, None)
+
+
+def _offset_for_leader_epoch(check: Check, body: Any, _image: MetadataImage) -> Verdict:
+    """A follower's (``replica_id`` >= 0): CLUSTER_ACTION; a client's: DESCRIBE per topic."""
+    if int(getattr(body, "replica_id", -1)) >= 0:
+        trusted = check.is_trusted
+        return split(body, "topics", "topics", lambda _t: None if trusted else _TOPIC_DENIED, None)
+    may = check.may_topic(AclOperation.DESCRIBE)
+    return split(body, "topics", "topics", lambda t: None if may(t.topic) else _TOPIC_DENIED, None)
+
+
+def _delete_groups(check: Check, body: Any, _image: MetadataImage) -> Verdict:
+    def code(group: str) -> int | None:
+        allowed = check.may(AclOperation.DELETE, ResourceType.GROUP, group)
+        return None if allowed else GROUP_AUTHORIZATION_FAILED
+
+    return split(body, "groups_names", "results", code, None)
+
+
 GATES: Final[Mapping[int, Gate]] = {
     ApiKey.CREATE_TOPICS: _topics(AclOperation.CREATE, "topics", "topics"),
     ApiKey.CREATE_PARTITIONS: _topics(AclOperation.ALTER, "topics", "results"),
@@ -246,7 +271,9 @@ GATES: Final[Mapping[int, Gate]] = {
     ApiKey.SYNC_GROUP: _group(AclOperation.READ),
     ApiKey.HEARTBEAT: _group(AclOperation.READ),
     ApiKey.LEAVE_GROUP: _group(AclOperation.READ),
-    ApiKey.OFFSET_COMMIT: _group(AclOperation.READ),
+    ApiKey.OFFSET_COMMIT: _offset_commit,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
+    ApiKey.DELETE_GROUPS: _delete_groups,
     ApiKey.OFFSET_DELETE: _group(AclOperation.DELETE),
     ApiKey.OFFSET_FETCH: _offset_fetch,
     ApiKey.DESCRIBE_GROUPS: _describe_groups,
@@ -278,7 +305,19 @@ def error_answer(body: Any, error_code: int, message: str | None) -> Response:
     cls: Any = response_class(int(type(body).__api_key__), int(type(body).__version__))
     names = {f.name for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {"error_code": error_code, "error_message": message}
-    if "topics" in names and hasattr(body, "topics"):
+    if int(type(body).__api_key__) == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+        values["topics"] = [
+            {
+                "topic": t.topic,
+                "partitions": [
+                    {"partition": int(p.partition), "error_code": error_code, "leader_epoch": -1,
+                     "end_offset": -1}
+                    for p in t.partitions
+                ],
+            }
+            for t in body.topics
+        ]  # fmt: skip
+    elif "topics" in names and hasattr(body, "topics"):
         values["topics"] = [
             {
                 "name": getattr(t, "name", None),
@@ -305,6 +344,19 @@ def error_answer(body: Any, error_code: int, message: str | None) -> Response:
                 "error_message": message,
             }
             for key in getattr(body, "coordinator_keys", ()) or ()
+        ]
+    if "results" in names and hasattr(body, "groups_names"):
+        values["results"] = [{"group_id": g, "error_code": error_code} for g in body.groups_names]
+    if "results" in names and hasattr(body, "dirs"):
+        values["results"] = [
+            {
+                "topic_name": t.name,
+                "partitions": [
+                    {"partition_index": int(p), "error_code": error_code} for p in t.partitions
+                ],
+            }
+            for d in body.dirs
+            for t in d.topics
         ]
     if "results" in names and hasattr(body, "resources"):
         values["results"] = [
