@@ -27,7 +27,7 @@ def test_forwarded_apis_go_to_the_controller() -> None:
         forwarded.append(body)
         return "answer"
 
-    apis: Any = SimpleNamespace(forwarder=SimpleNamespace(forward=forward))
+    apis: Any = SimpleNamespace(forwarder=SimpleNamespace(forward=forward), check=lambda: None)
     ready = asyncio.Event()
     ready.set()
     for key in sorted(FORWARDED):

@@ -24,6 +24,8 @@ KAFKA_API_KEYS = {
     "FeatureLevelRecord": 12,
     "ProducerIdsRecord": 15,
     "BrokerRegistrationChangeRecord": 17,
+    "AccessControlEntryRecord": 18,
+    "RemoveAccessControlEntryRecord": 19,
     "NoOpRecord": 20,
 }
 

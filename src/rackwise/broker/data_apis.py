@@ -48,6 +48,7 @@ from rackwise.common.error_codes import (
     NONE,
     NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     REQUEST_TIMED_OUT,
+    TOPIC_AUTHORIZATION_FAILED,
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_ID,
@@ -148,7 +149,11 @@ class DataApis:
 
     # ---- Produce ------------------------------------------------------------------------------
 
-    async def produce(self, request: Request) -> Response | NoResponse:
+    async def produce(
+        self, request: Request, may_write: Callable[[str], bool] | None = None
+    ) -> Response | NoResponse:
+        """Produce; with ``may_write`` (an authorizer's WRITE on a topic), a partition of a
+        topic the caller may not write is TOPIC_AUTHORIZATION_FAILED, never appended."""
         body: ProduceRequestValues = request.body
         version = body.version
         acks = body.acks
@@ -172,6 +177,9 @@ class DataApis:
                     continue
                 if body.transactional_id:
                     results[key] = (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, None, [])
+                    continue
+                if may_write is not None and not may_write(name):
+                    results[key] = (TOPIC_AUTHORIZATION_FAILED, None, None, [])
                     continue
                 if name in INTERNAL_TOPICS and request.header.client_id != ADMIN_CLIENT_ID:
                     message = f"Cannot append to internal topic {name}"
@@ -309,12 +317,25 @@ class DataApis:
 
     # ---- Fetch ---------------------------------------------------------------------------------
 
-    async def fetch(self, request: Request) -> Response:
+    async def fetch(
+        self, request: Request, may_read: Callable[[str], bool] | None = None
+    ) -> Response:
+        """Fetch; with ``may_read`` (an authorizer's READ on a topic, or for a follower its
+        CLUSTER_ACTION), a partition the caller may not read is TOPIC_AUTHORIZATION_FAILED and
+        is not waited for."""
         body: FetchRequestRead = request.body
         version = body.version
         replica_id = body.replica_id
         is_follower = replica_id >= 0
         wanted = _fetch_partitions(body, self.replicas.topic_name)
+        refused: list[tuple[tuple[str, int], Any, int, ReadResult | None]] = []
+        if may_read is not None:
+            refused = [
+                (key, topic_key, TOPIC_AUTHORIZATION_FAILED, None)
+                for key, _, _, topic_key in wanted
+                if key[0] and not may_read(key[0])
+            ]
+            wanted = [w for w in wanted if not w[0][0] or may_read(w[0][0])]
         client = None
         if not is_follower and version >= 11:
             client = ClientMetadata(body.rack_id, request.header.client_id or "")
@@ -347,7 +368,7 @@ class DataApis:
             for (topic, _), _, _, result in results:
                 if result is not None and result.records:
                     self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(result.records)
-        return self._fetch_response(version, results)
+        return self._fetch_response(version, results + refused)
 
     def _read_all(
         self,

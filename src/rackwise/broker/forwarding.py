@@ -50,8 +50,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import types
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
@@ -70,6 +68,7 @@ from rackwise.net import (
     NetworkException,
     RequestTimedOutException,
 )
+from rackwise.node import acl_apis
 from rackwise.protocol import (
     ApiKey,
     MessageEncodeError,
@@ -80,7 +79,8 @@ from rackwise.protocol import (
     request_class,
     response_class,
 )
-from rackwise.protocol.values import struct_of
+from rackwise.protocol.values import with_required
+from rackwise.security.acl import AclBinding
 
 LOG: Final = logging.getLogger("rackwise.broker.forwarding")
 
@@ -97,7 +97,8 @@ FORWARDED: Final = frozenset(
         ApiKey.ELECT_LEADERS,
     }
 )
-"""The client APIs a broker forwards to the controller."""
+"""The client APIs a broker forwards to the controller (and, with an authorizer, CreateAcls
+and DeleteAcls: :mod:`rackwise.broker.requests`)."""
 DEFAULT_APPLY_WAIT_S: Final = 5.0
 """The longest a broker waits for its image to show a forwarded write it answers."""
 EXTRA_TIMEOUT_S: Final = 5.0
@@ -142,45 +143,6 @@ def convert(message: Any, cls: type[M]) -> M:
     if int(getattr(cls, "__api_key__", -1)) == ApiKey.DELETE_TOPICS:
         values = _delete_topics_values(values, int(cls.__version__))  # type: ignore[attr-defined]
     return make(cls, with_required(cls, values))
-
-
-def _is_required(field: dataclasses.Field[Any]) -> bool:
-    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-
-
-def _zero(field: dataclasses.Field[Any]) -> Any:
-    """The value a field added in a newer version takes when an older message lacks it:
-    null where the field is nullable, else an empty array, 0, false or ""."""
-    kind = field.metadata.get("kafka_type")
-    annotation = field.type
-    origin = typing.get_origin(annotation)
-    if origin in (types.UnionType, typing.Union) and type(None) in typing.get_args(annotation):
-        return None
-    if origin is tuple:
-        return []
-    if kind == "bool":
-        return False
-    if kind == "string":
-        return ""
-    return 0
-
-
-def with_required(cls: type, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with every required field of ``cls`` (and of its structs, recursively) that
-    they lack set to its zero: an older version's message lacks fields a newer one requires."""
-    out = dict(values)
-    for field in dataclasses.fields(cls):
-        struct = struct_of(field.type)
-        value = out.get(field.name)
-        if struct is not None and isinstance(value, dict):
-            out[field.name] = with_required(struct, value)
-        elif struct is not None and isinstance(value, list):
-            out[field.name] = [
-                with_required(struct, v) if isinstance(v, dict) else v for v in value
-            ]
-        elif field.name not in out and _is_required(field):
-            out[field.name] = _zero(field)
-    return out
 
 
 def _delete_topics_values(values: dict[str, Any], version: int) -> dict[str, Any]:
@@ -230,6 +192,10 @@ def error_response(request: Any, error_code: int, message: str | None) -> Respon
         values = {**item, "topics": []}
     elif api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
         return alter_configs_error(request, error_code, message)
+    elif api_key == ApiKey.CREATE_ACLS:
+        return acl_apis.create_acls_error(request, error_code, message)
+    elif api_key == ApiKey.DELETE_ACLS:
+        return acl_apis.delete_acls_error(request, error_code, message)
     elif api_key == ApiKey.DESCRIBE_QUORUM:
         values = {"topics": [], "nodes": [], **item}
     elif api_key == ApiKey.ELECT_LEADERS:
@@ -279,6 +245,8 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
         )
     if api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
         return _reassigned_predicate(request, response)
+    if api_key in (ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS):
+        return _acls_predicate(request, response)
     if api_key == ApiKey.DELETE_TOPICS:
         names = {r.name for r in response.responses if _ok(r) and r.name}
         ids = {r.topic_id for r in response.responses if _ok(r) and getattr(r, "topic_id", None)}
@@ -289,6 +257,23 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
             and not any(i in image.topics_by_id for i in ids)
         )
     return None
+
+
+def _acls_predicate(request: Any, response: Any) -> ImagePredicate | None:
+    """Every ACL created is in the image, every ACL deleted is gone from it."""
+    if int(type(request).__api_key__) == ApiKey.CREATE_ACLS:
+        created = {
+            b
+            for b, r in zip(acl_apis.creations_of(request), response.results, strict=False)
+            if _ok(r) and isinstance(b, AclBinding)
+        }
+        if not created:
+            return None
+        return lambda image: created <= set(image.acls.values())
+    gone = {acl_apis.binding_of_match(m) for r in response.filter_results for m in r.matching_acls}
+    if not gone:
+        return None
+    return lambda image: not gone & set(image.acls.values())
 
 
 def _reassigned_predicate(request: Any, response: Any) -> ImagePredicate | None:

@@ -49,12 +49,15 @@ from rackwise.common.error_codes import (
     LISTENER_NOT_FOUND,
     NONE,
     REPLICA_NOT_AVAILABLE,
+    TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from rackwise.controller.controller import METADATA_VERSION_LEVEL
 from rackwise.controller.names import invalid_topic_reason
 from rackwise.image import MetadataImage, PartitionRegistration, endpoint_on
+from rackwise.node import authorization
+from rackwise.node.authorization import Check
 from rackwise.node.describe_cluster import BROKER_ENDPOINT_TYPE, CLUSTER_OPERATIONS
 from rackwise.node.describe_cluster import describe_cluster as node_describe_cluster
 from rackwise.protocol import (
@@ -73,6 +76,7 @@ from rackwise.records.constants import (
     METADATA_VERSION_FEATURE,
     NO_LEADER,
 )
+from rackwise.security.acl import CLUSTER_NAME, ResourceType
 
 NO_CONTROLLER: Final = -1
 """``controller_id`` when no broker is alive to name."""
@@ -299,18 +303,25 @@ def metadata(
     image: MetadataImage,
     info: BrokerInfo,
     auto_create: Callable[[str], None] | None = None,
+    check: Check | None = None,
 ) -> Response:
     """The Metadata response (any version 0-13). With ``auto_create`` (the broker's
     ``auto.create.topics.enable``) and the request's ``allow_auto_topic_creation`` (always
     true before v4), a named topic that does not exist is created: ``auto_create`` starts it,
-    and the answer for it is LEADER_NOT_AVAILABLE until it exists, as Kafka answers."""
+    and the answer for it is LEADER_NOT_AVAILABLE until it exists, as Kafka answers.
+
+    With an authorizer (``check``), as Kafka's ``KafkaApis.handleTopicMetadataRequest``: a
+    listing of every topic holds only those the caller may DESCRIBE, a named topic it may not
+    is TOPIC_AUTHORIZATION_FAILED (whether or not it exists), creating one needs CREATE on the
+    cluster or the topic, and the authorized operations asked for are the caller's."""
     version = _version(body)
     allow = bool(getattr(body, "allow_auto_topic_creation", True))
     listener = info.listener_name
     wanted = _requested_topics(image, body)
     topics: list[dict[str, Any]] = []
+    describable = (lambda _name: True) if check is None else check.may_topic(AclOperation.DESCRIBE)
     if wanted is None:
-        wanted = list(sorted(image.topics_by_name))
+        wanted = [name for name in sorted(image.topics_by_name) if describable(name)]
     seen: set[str] = set()
     topic_operations = _authorized(body, "include_topic_authorized_operations", TOPIC_OPERATIONS)
     for item in wanted:
@@ -318,17 +329,34 @@ def metadata(
             topics.append(item)
         elif item not in seen:
             seen.add(item)
+            if not describable(item):
+                topics.append(_error_topic(TOPIC_AUTHORIZATION_FAILED, item, ZERO_UUID))
+                continue
             entry = topic_metadata(image, item, listener, version)
             entry["topic_authorized_operations"] = topic_operations
+            if check is not None and topic_operations != OPERATIONS_NOT_ASKED:
+                entry["topic_authorized_operations"] = check.operations(
+                    ResourceType.TOPIC, item, authorization.TOPIC_OPERATIONS
+                )
             if (
                 entry["error_code"] == UNKNOWN_TOPIC_OR_PARTITION
                 and auto_create is not None
                 and allow
                 and item not in INTERNAL_TOPICS
             ):
-                auto_create(item)
-                entry["error_code"] = LEADER_NOT_AVAILABLE
+                if check is not None and not check.may_create_topic(item):
+                    entry["error_code"] = TOPIC_AUTHORIZATION_FAILED
+                else:
+                    auto_create(item)
+                    entry["error_code"] = LEADER_NOT_AVAILABLE
             topics.append(entry)
+    cluster_operations = _authorized(
+        body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
+    )
+    if check is not None and cluster_operations != OPERATIONS_NOT_ASKED:
+        cluster_operations = check.operations(
+            ResourceType.CLUSTER, CLUSTER_NAME, authorization.CLUSTER_OPERATIONS
+        )
     return response_to(
         body,
         {
@@ -337,9 +365,7 @@ def metadata(
             "cluster_id": info.cluster_id,
             "controller_id": controller_id(image, info),
             "topics": topics,
-            "cluster_authorized_operations": _authorized(
-                body, "include_cluster_authorized_operations", CLUSTER_OPERATIONS
-            ),
+            "cluster_authorized_operations": cluster_operations,
             "error_code": NONE,
         },
     )

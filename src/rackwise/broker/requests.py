@@ -10,6 +10,12 @@ Goals
     * ApiVersions is answered at once; every other request, one the broker does not serve
       included, waits until the broker serves clients (its first unfencing, as Kafka enables
       request processing only then).
+    * With an authorizer, one step judges every request before its entry answers it: the
+      API's gate (:mod:`rackwise.node.gates`) lets it pass, refuses it whole, or lets part of
+      it pass and merges the refused items' errors into the answer; Produce, Fetch, Metadata
+      and the authorized operations of DescribeCluster and DescribeTopicPartitions are judged
+      per topic with the same check. Without one (``authorization`` None), nothing is checked
+      and the ACL APIs answer SECURITY_DISABLED.
 
 Constraints
     A handler takes the broker's parts (:class:`BrokerApis`) and the request, and returns the
@@ -25,6 +31,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -38,17 +45,21 @@ from rackwise.broker.auto_create import AutoTopicCreator
 from rackwise.broker.config_resources import list_config_resources
 from rackwise.broker.data_apis import DataApis
 from rackwise.broker.describe_producers import describe_producers
-from rackwise.broker.forwarding import FORWARDED, Forwarder
+from rackwise.broker.forwarding import FORWARDED, Forwarder, error_response
 from rackwise.broker.log_dirs import LogDirs
 from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.broker.topic_partitions import describe_topic_partitions
+from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation
+from rackwise.common.error_codes import TOPIC_AUTHORIZATION_FAILED
 from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection, NoResponse
-from rackwise.node import acl_apis
+from rackwise.node import acl_apis, gates
+from rackwise.node.authorization import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, Authorization, Check
 from rackwise.protocol import ApiKey, Request, Response
 from rackwise.replica.manager import ReplicaManager
+from rackwise.security.acl import CLUSTER_NAME, ResourceType
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +77,13 @@ class BrokerApis:
     replicas: ReplicaManager
     auto_create: AutoTopicCreator | None
     """None: ``auto.create.topics.enable=false``, Metadata creates no topic."""
+    authorization: Authorization | None = None
+    """None: no ``authorizer.class.name``, every request allowed."""
+
+    def check(self) -> Check | None:
+        """The check of the request being handled (None without an authorizer)."""
+        authorization = self.authorization
+        return None if authorization is None else authorization.check(self.image())
 
 
 Answer = Response | Awaitable[Response] | Awaitable[Response | NoResponse]
@@ -83,7 +101,43 @@ class Entry:
 
 
 def _metadata(apis: BrokerApis, request: Request) -> Answer:
-    return broker_apis.metadata(request.body, apis.image(), apis.info(), apis.auto_create)
+    return broker_apis.metadata(
+        request.body, apis.image(), apis.info(), apis.auto_create, apis.check()
+    )
+
+
+def _produce(apis: BrokerApis, request: Request) -> Answer:
+    check = apis.check()
+    may_write = None if check is None else check.may_topic(AclOperation.WRITE)
+    return apis.data_apis.produce(request, may_write)
+
+
+def _fetch(apis: BrokerApis, request: Request) -> Answer:
+    """READ on each topic; a follower's fetch needs CLUSTER_ACTION on the cluster."""
+    check = apis.check()
+    may_read = None
+    if check is not None:
+        if int(request.body.replica_id) >= 0:
+            trusted = check.is_trusted
+            may_read = lambda _name: trusted  # noqa: E731
+        else:
+            may_read = check.may_topic(AclOperation.READ)
+    return apis.data_apis.fetch(request, may_read)
+
+
+def _describe_acls(apis: BrokerApis, request: Request) -> Answer:
+    if apis.authorization is None:
+        return acl_apis.describe_acls(request.body)
+    return acl_apis.describe_acls_from(request.body, apis.image().acls)
+
+
+def _alter_acls(apis: BrokerApis, request: Request) -> Answer:
+    """CreateAcls and DeleteAcls: the controller's, with an authorizer."""
+    if apis.authorization is not None:
+        return apis.forwarder.forward(request.body)
+    if request.header.api_key == ApiKey.CREATE_ACLS:
+        return acl_apis.create_acls(request.body)
+    return acl_apis.delete_acls(request.body)
 
 
 def _join_group(apis: BrokerApis, request: Request) -> Answer:
@@ -127,8 +181,8 @@ ENTRIES: Final[Mapping[int, Entry]] = {
         lambda apis, r: broker_apis.api_versions(r.body, apis.image(), apis.info()),
         before_ready=True,
     ),
-    ApiKey.PRODUCE: Entry(lambda apis, request: apis.data_apis.produce(request)),
-    ApiKey.FETCH: Entry(lambda apis, request: apis.data_apis.fetch(request)),
+    ApiKey.PRODUCE: Entry(_produce),
+    ApiKey.FETCH: Entry(_fetch),
     ApiKey.LIST_OFFSETS: Entry(lambda apis, r: offset_apis.list_offsets(apis.replicas, r.body)),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: Entry(
         lambda apis, r: offset_apis.offset_for_leader_epoch(apis.replicas, r.body)
@@ -162,9 +216,9 @@ ENTRIES: Final[Mapping[int, Entry]] = {
         lambda apis, r: describe_producers(r.body, apis.image(), apis.replicas)
     ),
     ApiKey.LIST_CONFIG_RESOURCES: _from_image(list_config_resources),
-    ApiKey.DESCRIBE_ACLS: _body_only(acl_apis.describe_acls),
-    ApiKey.CREATE_ACLS: _body_only(acl_apis.create_acls),
-    ApiKey.DELETE_ACLS: _body_only(acl_apis.delete_acls),
+    ApiKey.DESCRIBE_ACLS: Entry(_describe_acls),
+    ApiKey.CREATE_ACLS: Entry(_alter_acls),
+    ApiKey.DELETE_ACLS: Entry(_alter_acls),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(_alter_configs),
 }
@@ -180,7 +234,89 @@ async def answer(apis: BrokerApis, request: Request, ready: asyncio.Event) -> Re
         await ready.wait()
     if entry is None:
         raise CloseConnection(f"api key {key} is not served by a broker")
+    check = apis.check()
+    verdict = None if check is None else gates.judge(check, key, request.body, apis.image())
+    if verdict is None:
+        response = await _run(entry, apis, request)
+        if (
+            check is not None
+            and key in _OPERATIONS_ANSWERED
+            and not isinstance(response, NoResponse)
+        ):
+            return _with_operations(check, response, request.body)
+        return response
+    if isinstance(verdict, gates.Refuse):
+        return _error(request.body, verdict.error_code, verdict.message)
+    refused = [_error(body, code, message) for body, code, message in verdict.refused]
+    if verdict.allowed is None:
+        return (
+            refused[0] if len(refused) == 1 else gates.merge(refused[0], refused[1:], verdict.field)
+        )
+    allowed = await _run(entry, apis, dataclasses.replace(request, body=verdict.allowed))
+    if isinstance(allowed, NoResponse):
+        return allowed
+    return gates.merge(allowed, refused, verdict.field)
+
+
+async def _run(entry: Entry, apis: BrokerApis, request: Request) -> Response | NoResponse:
     response = entry.answer(apis, request)
     if inspect.isawaitable(response):
         return await response
     return response
+
+
+def _error(body: Any, error_code: int, message: str | None) -> Response:
+    """A request's answer giving it ``error_code`` (the forwarded APIs' shapes, or
+    :func:`rackwise.node.gates.error_answer`'s)."""
+    key = int(type(body).__api_key__)
+    if key in FORWARDED or key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
+        return error_response(body, error_code, message)
+    if key == ApiKey.CREATE_ACLS:
+        return acl_apis.create_acls_error(body, error_code, message)
+    if key == ApiKey.DELETE_ACLS:
+        return acl_apis.delete_acls_error(body, error_code, message)
+    if key == ApiKey.DESCRIBE_ACLS:
+        return acl_apis.describe_acls_error(body, error_code, message)
+    return gates.error_answer(body, error_code, message)
+
+
+_OPERATIONS_ANSWERED: Final = frozenset(
+    {ApiKey.DESCRIBE_CLUSTER, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.LIST_GROUPS}
+)
+
+
+def _with_operations(check: Check, response: Any, body: Any) -> Response:
+    """The answer as the caller may see it: the authorized operations a DescribeCluster or
+    DescribeTopicPartitions asked for, the caller's (KIP-430); the topics of a
+    DescribeTopicPartitions and the groups of a ListGroups it may not DESCRIBE left out
+    (Kafka's listing rule: without DESCRIBE on the cluster, only those groups), a topic it
+    named answered TOPIC_AUTHORIZATION_FAILED."""
+    groups = getattr(response, "groups", None)
+    if groups is not None and not check.may_cluster(AclOperation.DESCRIBE):
+        may = check.may
+        kept = [g for g in groups if may(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
+        response = dataclasses.replace(response, groups=tuple(kept))
+    if getattr(response, "cluster_authorized_operations", OPERATIONS_NOT_ASKED) != (
+        OPERATIONS_NOT_ASKED
+    ):
+        ops = check.operations(ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS)
+        response = dataclasses.replace(response, cluster_authorized_operations=ops)
+    topics = getattr(response, "topics", None)
+    if topics:
+        describable = check.may_topic(AclOperation.DESCRIBE)
+        named = {str(t.name) for t in getattr(body, "topics", ()) or ()}.__contains__
+        shown = []
+        for t in topics:
+            if t.name and not describable(t.name):
+                if named(t.name):
+                    shown.append(dataclasses.replace(t, error_code=TOPIC_AUTHORIZATION_FAILED,
+                                                     partitions=(), topic_authorized_operations=
+                                                     OPERATIONS_NOT_ASKED))  # fmt: skip
+                continue
+            if t.name and t.topic_authorized_operations != OPERATIONS_NOT_ASKED:
+                ops = check.operations(ResourceType.TOPIC, t.name, TOPIC_OPERATIONS)
+                t = dataclasses.replace(t, topic_authorized_operations=ops)
+            shown.append(t)
+        response = dataclasses.replace(response, topics=tuple(shown))
+    result: Response = response
+    return result

@@ -62,6 +62,7 @@ from rackwise.net import (
     start_server,
 )
 from rackwise.node.addresses import Endpoint
+from rackwise.node.authorization import authorization_of
 from rackwise.node.config import BROKER_ROLE, NodeConfig, load_node_config
 from rackwise.node.data_config import DataPathConfig
 from rackwise.node.dynamic_config import DynamicBrokerConfig
@@ -224,6 +225,7 @@ class Broker:
             log_dirs=self.data.log_dirs,
             replicas=self.data.replicas,
             auto_create=self.auto_create if self.data_config.auto_create_topics_enable else None,
+            authorization=authorization_of(config.properties),
         )
         # A registration not answered within the session is worth nothing. A heartbeat not
         # answered within half of it is sent again (over a new connection: the controller

@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "broker": ("rackwise.cli.broker", "run a broker process"),
     "cluster": ("rackwise.cli.cluster", "start or stop a local cluster of processes"),
     "topics": ("rackwise.cli.topics", "create, list, describe, alter and delete topics"),
+    "acls": ("rackwise.cli.acls", "add, remove and list ACLs (kafka-acls)"),
     "configs": (
         "rackwise.cli.configs",
         "describe and alter topic and broker configs (kafka-configs)",

@@ -9,8 +9,12 @@ from typing import Final
 
 
 class AclOperation(IntEnum):
-    """Kafka's ``AclOperation`` codes (those the authorized-operations bit sets use)."""
+    """Kafka's ``AclOperation`` codes (3 to 12 are those the authorized-operations bit sets
+    use; UNKNOWN, ANY and ALL only appear in ACLs and their filters)."""
 
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
     READ = 3
     WRITE = 4
     CREATE = 5
@@ -21,6 +25,8 @@ class AclOperation(IntEnum):
     DESCRIBE_CONFIGS = 10
     ALTER_CONFIGS = 11
     IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
 
 
 def operations_field(operations: Iterable[AclOperation]) -> int:

@@ -58,6 +58,7 @@ from typing import Any, Final, Protocol
 from rackwise.common import JavaRandom
 from rackwise.common.collector import paused_gc
 from rackwise.common.errors import PolicyViolationException, RackwiseError
+from rackwise.controller import acls
 from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
@@ -558,6 +559,20 @@ class Controller:
         return create_replica_placement(
             self.placer, self.simple_placer, self.image, request, RackRule.of(defaults)
         )
+
+    def create_acls(self, bindings: Sequence[Any]) -> list[acls.Outcome]:
+        """CreateAcls (:mod:`rackwise.controller.acls`), one commit."""
+        records: list[Any] = []
+        results = acls.create_acls(self.image, bindings, self._bits, records)
+        self._user_write(records)
+        return results
+
+    def delete_acls(self, filters: Sequence[Any]) -> list[tuple[acls.Outcome, list[Any]]]:
+        """DeleteAcls (:mod:`rackwise.controller.acls`), one commit."""
+        records: list[Any] = []
+        results = acls.delete_acls(self.image, filters, records)
+        self._user_write(records)
+        return results
 
     # ---- configs ---------------------------------------------------------------------------
 

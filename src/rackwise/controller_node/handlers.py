@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, TypeVar
 
 from rackwise.common.error_codes import (
@@ -37,7 +37,7 @@ from rackwise.common.error_codes import (
 from rackwise.common.logsafe import loggable
 from rackwise.controller import METADATA_VERSION_LEVEL, ApiError, Controller
 from rackwise.controller_node.apis import brokers
-from rackwise.controller_node.requests import ENTRIES, describe_quorum_response
+from rackwise.controller_node.requests import ENTRIES, Entry, describe_quorum_response
 from rackwise.metalog.replicated import ReplicatedMetadataLog
 from rackwise.net import CloseConnection, current_connection
 from rackwise.node.config import NodeConfig
@@ -267,10 +267,10 @@ def _wall(monotonic: int | None, now_monotonic: int, now_wall: int) -> int:
     return now_wall - (now_monotonic - monotonic)
 
 
-def refuse(request: Request, error: ApiError) -> Response:
+def refuse(request: Request, error: ApiError, entries: Mapping[int, Entry] = ENTRIES) -> Response:
     """NOT_CONTROLLER (``error``), in the shape of the request's own answer."""
     key = request.header.api_key
-    entry = ENTRIES.get(key)
+    entry = entries.get(key)
     if entry is not None:
         return entry.error(request, error)
     raise CloseConnection(f"{error.message} (no error answer for api key {key})")

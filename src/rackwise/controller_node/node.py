@@ -101,15 +101,17 @@ from typing import Any, Final, TypeVar
 from rackwise.common.error_codes import NOT_CONTROLLER
 from rackwise.common.errors import RackwiseError
 from rackwise.controller import ApiError, Controller
-from rackwise.controller_node import handlers
+from rackwise.controller_node import authorize, handlers
 from rackwise.controller_node.commit_loop import Command, answer, next_group, try_group
 from rackwise.controller_node.quorum_driver import QuorumDriver, voter_addresses
-from rackwise.controller_node.requests import ENTRIES
+from rackwise.controller_node.requests import AUTHORIZER_ENTRIES, ENTRIES
 from rackwise.controller_node.snapshots import SnapshotWorker
 from rackwise.controller_node.timers import balance_loop, fence_loop
+from rackwise.image import MetadataImage
 from rackwise.metalog.replicated import NotControllerException, ReplicatedMetadataLog
 from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_server
 from rackwise.node.addresses import Endpoint
+from rackwise.node.authorization import authorization_of
 from rackwise.node.config import NodeConfig
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
@@ -151,6 +153,9 @@ class ControllerNode:
                 f"node {config.node_id} is a {config.role}: start it with rackwise {config.role}"
             )
         self.config = config
+        self._authorization = authorization_of(config.properties)
+        self._entries = ENTRIES if self._authorization is None else AUTHORIZER_ENTRIES
+        self._acl_image = MetadataImage()
         self.clock = clock
         self.rng = rng if rng is not None else random.Random()
         self.quorum_config = quorum_config(config.properties)
@@ -449,8 +454,16 @@ class ControllerNode:
 
     # ---- requests ------------------------------------------------------------------------
 
-    async def handle(self, request: Request) -> Response:
-        """The response to one request on the controller listener."""
+    async def handle(self, request: Request, *, judged: bool = False) -> Response:
+        """The response to one request on the controller listener, judged first by the
+        authorizer when there is one (:mod:`rackwise.controller_node.authorize`)."""
+        if not judged and self._authorization is not None:
+            if self.controller is not None:
+                self._acl_image = self.controller.image
+            verdict = authorize.verdict(self._authorization, self._acl_image, request)
+            if verdict is not None:
+                allowed = partial(self.handle, judged=True)
+                return await authorize.answer(verdict, request, allowed, self._entries)
         key = request.header.api_key
         log = self.log
         assert log is not None
@@ -472,7 +485,7 @@ class ControllerNode:
             return handlers.describe_cluster(request.body, self.config, log)
         controller = self.controller
         if controller is None:
-            return handlers.refuse(request, self._not_controller())
+            return handlers.refuse(request, self._not_controller(), self._entries)
         if key == ApiKey.BROKER_REGISTRATION:
             return await handlers.register(
                 controller, request, self.submit, cluster_id=self.config.cluster_id
@@ -481,7 +494,7 @@ class ControllerNode:
             return await handlers.heartbeat(controller, request, self.submit)
         if key == ApiKey.ALLOCATE_PRODUCER_IDS:
             return await handlers.allocate_producer_ids(controller, request, self.submit)
-        entry = ENTRIES.get(key)
+        entry = self._entries.get(key)
         if entry is None or entry.answer is None:
             raise CloseConnection(f"{api_name(key)} is not answered on the controller listener")
         run = partial(entry.answer, controller, request)

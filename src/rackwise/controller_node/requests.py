@@ -223,6 +223,36 @@ ENTRIES: Final[Mapping[int, Entry]] = {
 }
 
 
+def _describe_acls(controller: Controller, request: Request) -> Response:
+    return acl_apis.describe_acls_from(request.body, controller.image.acls)
+
+
+def _create_acls(controller: Controller, request: Request) -> Response:
+    body = request.body
+    return acl_apis.create_acls_response(body, controller.create_acls(acl_apis.creations_of(body)))
+
+
+def _delete_acls(controller: Controller, request: Request) -> Response:
+    body = request.body
+    return acl_apis.delete_acls_response(body, controller.delete_acls(acl_apis.filters_of(body)))
+
+
+def _acls_error(error: Callable[[Any, int, str | None], Response]) -> Error:
+    return lambda request, e: error(request.body, e.error_code, e.message)
+
+
+AUTHORIZER_ENTRIES: Final[Mapping[int, Entry]] = {
+    **ENTRIES,
+    ApiKey.DESCRIBE_ACLS: Entry(
+        _acls_error(acl_apis.describe_acls_error), _describe_acls, writes=False
+    ),
+    ApiKey.CREATE_ACLS: Entry(_acls_error(acl_apis.create_acls_error), _create_acls),
+    ApiKey.DELETE_ACLS: Entry(_acls_error(acl_apis.delete_acls_error), _delete_acls),
+}
+"""The table with an authorizer: the ACL APIs answered from the image and written through
+the log (a controller that is not active answers them NOT_CONTROLLER)."""
+
+
 def describe_quorum_response(
     version: int,
     config: NodeConfig,

@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from rackwise.common.errors import RackwiseError
+from rackwise.image.acls import binding_of
 from rackwise.image.model import (
     BrokerRegistration,
     ConfigResource,
@@ -57,6 +58,7 @@ from rackwise.records.constants import (
 from rackwise.records.control import CONTROL_RECORD_CLASSES
 from rackwise.records.metadata import PartitionRecord
 from rackwise.records.registry import RECORD_TYPES_BY_NAME
+from rackwise.security.acl import AclBinding
 
 _LATEST_PARTITION: Final = PartitionRecord
 _PARTITION_TYPE: Final = RECORD_TYPES_BY_NAME["PartitionRecord"]
@@ -89,6 +91,7 @@ class MetadataDelta:
         self._configs: dict[ConfigResource, Any] | None = None
         self._changed_configs: set[ConfigResource] = set()
         self._next_producer_id = image.next_producer_id
+        self._acls: dict[uuid.UUID, AclBinding] | None = None
 
     def replay(self, record: Any) -> None:
         """Apply one record (any version of any metadata record type)."""
@@ -138,6 +141,7 @@ class MetadataDelta:
             topics_by_name=_view(topics_by_name, base.topics_by_name),
             configs=configs,
             next_producer_id=self._next_producer_id,
+            acls=_view(self._acls, base.acls),
         )
         self._reset(image)
         return image
@@ -349,6 +353,22 @@ class MetadataDelta:
             )
         self._next_producer_id = record.next_producer_id
 
+    # ---- ACLs -----------------------------------------------------------------------------------
+
+    def _access_control_entry(self, record: Any) -> None:
+        if self._acls is None:
+            self._acls = dict(self.image.acls)
+        try:
+            self._acls[record.id] = binding_of(record)
+        except ValueError as e:
+            raise _fail(record, str(e)) from None
+
+    def _remove_access_control_entry(self, record: Any) -> None:
+        if self._acls is None:
+            self._acls = dict(self.image.acls)
+        if self._acls.pop(record.id, None) is None:
+            raise _fail(record, "no such ACL")
+
     def _no_op(self, record: Any) -> None:
         """Nothing to apply: a NoOpRecord or a control record only moves the log's offset on."""
 
@@ -407,6 +427,8 @@ _BY_NAME: Final[dict[str, Callable[[MetadataDelta, Any], None]]] = {
     "BrokerRegistrationChangeRecord": MetadataDelta._broker_registration_change,
     "ProducerIdsRecord": MetadataDelta._producer_ids,
     "NoOpRecord": MetadataDelta._no_op,
+    "AccessControlEntryRecord": MetadataDelta._access_control_entry,
+    "RemoveAccessControlEntryRecord": MetadataDelta._remove_access_control_entry,
 }
 _HANDLERS: Final[dict[type, Callable[[MetadataDelta, Any], None]]] = {
     cls: _BY_NAME[name]

@@ -1,10 +1,10 @@
 """The metadata image: the cluster as the records so far describe it, as immutable values.
 
 Modelled on Kafka's ``org.apache.kafka.image.MetadataImage``: features, the cluster (brokers),
-topics (by id and by name, each with its partitions), configs and the start of the next block
-of producer ids (Kafka's ``ProducerIdsImage``). Every part is written back out
-as records by :meth:`MetadataImage.to_records`, which is what a snapshot holds; replaying those
-records onto the empty image gives an equal image.
+topics (by id and by name, each with its partitions), configs, the start of the next block
+of producer ids (Kafka's ``ProducerIdsImage``) and the ACLs (``AclsImage``). Every part is
+written back out as records by :meth:`MetadataImage.to_records`, which is what a snapshot
+holds; replaying those records onto the empty image gives an equal image.
 
 A broker's registration is kept as the ``RegisterBrokerRecord`` that would recreate it (fencing,
 controlled shutdown and log directories already applied), and a partition as the
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from rackwise.image.acls import record_of
 from rackwise.records.constants import (
     METADATA_VERSION_FEATURE,
     NO_BROKER,
@@ -40,6 +41,7 @@ from rackwise.records.metadata import (
     RegisterBrokerRecord,
     TopicRecord,
 )
+from rackwise.security.acl import AclBinding
 
 BrokerRegistration = RegisterBrokerRecord
 """A broker as the image holds it: its current registration, as a record."""
@@ -97,6 +99,9 @@ class MetadataImage:
     """The first producer id of the next block the controller hands out;
     :data:`~rackwise.records.constants.NO_NEXT_PRODUCER_ID` before the first (which starts
     at 0)."""
+    acls: Mapping[uuid.UUID, AclBinding] = field(default_factory=_empty)
+    """The ACLs by id (AccessControlEntryRecord); the same map object from one image to the
+    next until an ACL changes, so what is built from it can be kept as long as it is."""
 
     @property
     def num_partitions(self) -> int:
@@ -120,7 +125,8 @@ class MetadataImage:
         """The image as records, in the order a snapshot holds them (Kafka's): features
         (``metadata.version`` first), brokers by id, each topic by name followed by its
         partitions by id, configs by resource and key, then the next producer id block's start
-        (a ProducerIdsRecord of no broker, once a block has been handed out)."""
+        (a ProducerIdsRecord of no broker, once a block has been handed out), then the ACLs
+        by id."""
         records: list[Any] = []
         for name in sorted(self.features, key=lambda n: (n != METADATA_VERSION_FEATURE, n)):
             records.append(FeatureLevelRecord(name=name, feature_level=self.features[name]))
@@ -149,4 +155,6 @@ class MetadataImage:
                     next_producer_id=self.next_producer_id,
                 )
             )
+        if self.acls:
+            records.extend(record_of(i, self.acls[i]) for i in sorted(self.acls))
         return records

@@ -62,6 +62,7 @@ from rackwise.node.addresses import (
     parse_names,
     parse_quorum_voters,
 )
+from rackwise.node.authorization import AUTHORIZER_KEYS
 from rackwise.node.data_config import (
     DATA_PATH_KEYS,
     TOPIC_SYNONYM_KEYS,
@@ -134,6 +135,7 @@ COMMON_KEYS: Final = frozenset(
         QUEUED_MAX_REQUEST_BYTES,
         MAX_CONNECTIONS,
         MAX_CONNECTIONS_PER_IP,
+        *AUTHORIZER_KEYS,
     }
 )
 """Keys both roles accept."""

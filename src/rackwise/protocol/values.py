@@ -152,3 +152,42 @@ def struct_of(annotation: Any) -> type | None:
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         return annotation
     return None
+
+
+def _is_required(field: dataclasses.Field[Any]) -> bool:
+    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+
+
+def _zero(field: dataclasses.Field[Any]) -> Any:
+    """The value a field added in a newer version takes when an older message lacks it:
+    null where the field is nullable, else an empty array, 0, false or ""."""
+    kind = field.metadata.get("kafka_type")
+    annotation = field.type
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union) and type(None) in typing.get_args(annotation):
+        return None
+    if origin is tuple:
+        return []
+    if kind == "bool":
+        return False
+    if kind == "string":
+        return ""
+    return 0
+
+
+def with_required(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every required field of ``cls`` (and of its structs, recursively) that
+    they lack set to its zero: an older version's message lacks fields a newer one requires."""
+    out = dict(values)
+    for field in dataclasses.fields(cls):
+        struct = struct_of(field.type)
+        value = out.get(field.name)
+        if struct is not None and isinstance(value, dict):
+            out[field.name] = with_required(struct, value)
+        elif struct is not None and isinstance(value, list):
+            out[field.name] = [
+                with_required(struct, v) if isinstance(v, dict) else v for v in value
+            ]
+        elif field.name not in out and _is_required(field):
+            out[field.name] = _zero(field)
+    return out

@@ -388,6 +388,33 @@ class BrokerRegistrationChangeRecordV2:
 BrokerRegistrationChangeRecord = BrokerRegistrationChangeRecordV2
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AccessControlEntryRecordV0:
+    __version__: ClassVar[int]
+    __api_key__: ClassVar[int]
+    __flexible__: ClassVar[bool]
+    __fields__: ClassVar[tuple[FieldSpec, ...]]
+    id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+AccessControlEntryRecord = AccessControlEntryRecordV0
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveAccessControlEntryRecordV0:
+    __version__: ClassVar[int]
+    __api_key__: ClassVar[int]
+    __flexible__: ClassVar[bool]
+    __fields__: ClassVar[tuple[FieldSpec, ...]]
+    id: uuid.UUID
+
+RemoveAccessControlEntryRecord = RemoveAccessControlEntryRecordV0
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NoOpRecordV0:
     __version__: ClassVar[int]
     __api_key__: ClassVar[int]
@@ -397,6 +424,8 @@ class NoOpRecordV0:
 NoOpRecord = NoOpRecordV0
 
 __all__ = [
+    "AccessControlEntryRecord",
+    "AccessControlEntryRecordV0",
     "BrokerRegistrationChangeRecord",
     "BrokerRegistrationChangeRecordV0",
     "BrokerRegistrationChangeRecordV1",
@@ -424,6 +453,8 @@ __all__ = [
     "RegisterBrokerRecordV1",
     "RegisterBrokerRecordV2",
     "RegisterBrokerRecordV3",
+    "RemoveAccessControlEntryRecord",
+    "RemoveAccessControlEntryRecordV0",
     "RemoveTopicRecord",
     "RemoveTopicRecordV0",
     "TopicRecord",
