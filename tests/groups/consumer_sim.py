@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from rackwise.assignors.model import PartitionInfo
 from rackwise.common.error_codes import NONE
 from rackwise.groups.consumer_coordinator import ConsumerGroups, Outcome
-from rackwise.groups.consumer_group import STABLE_STATE
+from rackwise.groups.consumer_group import EMPTY_STATE, STABLE_STATE
 from rackwise.groups.consumer_types import (
     ConsumerGroupConfig,
     Heartbeat,
@@ -248,6 +248,8 @@ class Simulation:
                 self.heartbeat(c)
             self.check()
             group = self.coordinator.groups.get(GROUP)
+            if not self.clients and (group is None or group.state == EMPTY_STATE):
+                return
             if group is not None and group.state == STABLE_STATE and self._settled(group):
                 return
         raise AssertionError(f"the group is not stable: {self.coordinator.groups.get(GROUP)}")

@@ -12,8 +12,8 @@ Goals
     and delete the groups and their offsets.
 
 Constraints
-    * Classic groups only (the KIP-848 protocol is not served; clients fall back to the
-      classic one). A commit is checked against the group's live members
+    * Classic groups (KIP-848's: :mod:`rackwise.coordinator.consumer_apis`, whose commits are
+      checked against the member's epoch). A commit is checked against the group's live members
       (:meth:`~rackwise.groups.classic.ClassicGroup.commit_error`), or for a group without any
       by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
     * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
@@ -79,6 +79,7 @@ from rackwise.common.error_codes import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
+from rackwise.coordinator.consumer_apis import consumer_commit_error, consumer_group_state
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
 from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
@@ -98,6 +99,7 @@ NO_OFFSET: Final = -1
 EMPTY: Final = "Empty"
 DEAD: Final = "Dead"
 CLASSIC: Final = "classic"
+CONSUMER_PROTOCOL: Final = "consumer"
 GROUP_OPERATIONS: Final = operations_field(
     (
         AclOperation.READ,
@@ -154,7 +156,10 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Response:
     code, state, index = (
         (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
     )
-    if state is not None:
+    consumer = consumer_commit_error(coordinator, index, state, group, body)
+    if consumer is not None:
+        code = consumer
+    elif state is not None:
         classic = _classic(coordinator, index, state, group)
         if classic is None:
             code = state.commit_error(group, generation, version)
@@ -239,16 +244,20 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     listed = []
     for group in sorted(groups):
         classic = _classic_of(coordinator, group)
+        consumer = consumer_group_state(coordinator, group)
         state = EMPTY if classic is None else classic.state
-        if (states and state.lower() not in states) or (types and CLASSIC not in types):
-            continue
         protocol_type = "" if classic is None else classic.protocol_type or ""
+        group_type = CLASSIC
+        if consumer is not None and classic is None:
+            state, protocol_type, group_type = consumer, CONSUMER_PROTOCOL, CONSUMER_PROTOCOL
+        if (states and state.lower() not in states) or (types and group_type not in types):
+            continue
         listed.append(
             {
                 "group_id": group,
                 "protocol_type": protocol_type,
                 "group_state": state,
-                "group_type": CLASSIC,
+                "group_type": group_type,
             }
         )
     values = {"throttle_time": 0, "error_code": code, "groups": listed}
