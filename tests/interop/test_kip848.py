@@ -132,6 +132,30 @@ def _read(consumer: Consumer, count: int, timeout_s: float = 30) -> list[bytes]:
     return read
 
 
+def _check_the_tool(cluster: Cluster, group: str) -> None:
+    """``rackwise consumer-groups`` shows the group as Kafka 4's tool does (its headers)."""
+    base = ("consumer-groups", "--bootstrap-server", cluster.bootstrap)
+    members = rackwise(*base, "--describe", "--group", group, "--members", "--verbose")
+    assert members.returncode == 0, members.stderr
+    lines = [line.split() for line in members.stdout.strip().splitlines()]
+    assert lines[0] == [
+        "GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "CURRENT-EPOCH",
+        "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
+    ]  # fmt: skip
+    assert len(lines) == 3 and all(row[0] == group and row[4] == "3" for row in lines[1:])
+    state = rackwise(*base, "--describe", "--group", group, "--state", "--verbose")
+    assert state.returncode == 0, state.stderr
+    header, row = (line.split() for line in state.stdout.strip().splitlines())
+    assert header == [
+        "GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
+        "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS",
+    ]  # fmt: skip
+    assert (row[0], row[3], row[4], row[7]) == (group, "uniform", "Stable", "2")
+    listed = rackwise(*base, "--list", "--type", "consumer")
+    assert listed.returncode == 0, listed.stderr
+    assert [group, "Consumer"] in [line.split() for line in listed.stdout.splitlines()]
+
+
 def test_join_consume_commit_and_partitions_move_without_two_owners(cluster: Cluster) -> None:
     topic = _topic(cluster, "kip848")
     group = f"g-{uuid.uuid4().hex[:8]}"
@@ -153,6 +177,7 @@ def test_join_consume_commit_and_partitions_move_without_two_owners(cluster: Clu
         described = admin.describe_consumer_groups([group])[group].result(10)
         assert described.partition_assignor == "uniform"
         assert len(described.members) == 2
+        _check_the_tool(cluster, group)
         first.close()
         _poll_until([second], lambda: len(_owned(second)) == PARTITIONS)
     finally:

@@ -99,7 +99,6 @@ NO_OFFSET: Final = -1
 EMPTY: Final = "Empty"
 DEAD: Final = "Dead"
 CLASSIC: Final = "classic"
-CONSUMER_PROTOCOL: Final = "consumer"
 GROUP_OPERATIONS: Final = operations_field(
     (
         AclOperation.READ,
@@ -244,12 +243,10 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     listed = []
     for group in sorted(groups):
         classic = _classic_of(coordinator, group)
-        consumer = consumer_group_state(coordinator, group)
-        state = EMPTY if classic is None else classic.state
+        consumer = None if classic is not None else consumer_group_state(coordinator, group)
+        state = consumer or (EMPTY if classic is None else classic.state)
         protocol_type = "" if classic is None else classic.protocol_type or ""
-        group_type = CLASSIC
-        if consumer is not None and classic is None:
-            state, protocol_type, group_type = consumer, CONSUMER_PROTOCOL, CONSUMER_PROTOCOL
+        protocol_type, group_type = ("consumer",) * 2 if consumer else (protocol_type, CLASSIC)
         if (states and state.lower() not in states) or (types and group_type not in types):
             continue
         listed.append(
@@ -293,12 +290,13 @@ async def _describe(
     if state is None:
         return answer
     classic = _classic(coordinator, index, state, group)
-    if classic is None and not state.has_group(group):
-        # KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND; before, a Dead one.
+    consumer = classic is None and consumer_group_state(coordinator, group) is not None
+    if consumer or (classic is None and not state.has_group(group)):  # KIP-1043 from v6
         answer["group_state"] = DEAD
         if version >= 6:
             answer["error_code"] = GROUP_ID_NOT_FOUND
-            answer["error_message"] = f"Group {group} not found."
+            what = "is not a classic group" if consumer else "not found"
+            answer["error_message"] = f"Group {group} {what}."
         return answer
     answer["group_state"] = EMPTY
     if classic is not None:
