@@ -238,3 +238,9 @@ def test_offset_commits_check_the_member_epoch() -> None:
     unknown = c.commit_error("g", "b", 1)
     assert unknown is not None and unknown.code == UNKNOWN_MEMBER_ID
     assert c.commit_error("other", "", -1) is None
+
+
+def test_a_version_0_join_gets_a_member_id_as_kafka_makes_them() -> None:
+    got = answer(ConsumerGroups(), join(""))
+    assert got.error_code == NONE and got.member_id is not None
+    assert len(got.member_id) == 22 and "=" not in got.member_id

@@ -26,6 +26,7 @@ Constraints
 
 from __future__ import annotations
 
+import base64
 import uuid
 from dataclasses import dataclass, field, replace
 
@@ -171,7 +172,7 @@ class ConsumerGroups:
         """The member the heartbeat is from: new, rejoining, replacing a static member, or
         known (with Kafka's checks of its epoch)."""
         joining = request.member_epoch == 0
-        member_id = request.member_id or str(uuid.uuid4())
+        member_id = request.member_id or new_member_id()
         if request.instance_id is not None:
             return self._static_member(group, request, member_id)
         member = group.members.get(member_id)
@@ -451,6 +452,12 @@ def _updated(member: ConsumerMember, request: Heartbeat) -> ConsumerMember:
     if request.rebalance_timeout_ms != -1:
         changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
     return replace(member, **changes)  # type: ignore[arg-type]
+
+
+def new_member_id() -> str:
+    """A member id as Kafka's coordinator makes one for a version-0 heartbeat
+    (``Uuid.randomUuid().toString()``: 16 random bytes in URL-safe base64, unpadded)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def _restarted(member: ConsumerMember) -> ConsumerMember:
