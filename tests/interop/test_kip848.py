@@ -243,3 +243,36 @@ def test_the_group_resumes_with_its_offsets_after_its_coordinator_is_killed(
         assert len(now.members) == 1
     finally:
         consumer.close()
+
+
+def test_an_empty_classic_group_moves_to_the_consumer_protocol_with_its_offsets(
+    cluster: Cluster,
+) -> None:
+    topic = _topic(cluster, "upgrade")
+    group = f"g-upgrade-{uuid.uuid4().hex[:6]}"
+    _produce(cluster, topic, [f"c{i}".encode() for i in range(12)])
+    classic = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+        }
+    )
+    try:
+        classic.subscribe([topic])
+        assert len(_read(classic, 12)) == 12
+        classic.commit(asynchronous=False)
+    finally:
+        classic.close()
+    later = [f"d{i}".encode() for i in range(12)]
+    _produce(cluster, topic, later)
+    consumer = _consumer(cluster, group)
+    try:
+        consumer.subscribe([topic])
+        assert sorted(_read(consumer, 12)) == sorted(later)  # from the classic group's offsets
+        extra = consumer.poll(1.0)
+        assert extra is None or extra.error() is not None
+    finally:
+        consumer.close()

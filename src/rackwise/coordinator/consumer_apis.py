@@ -5,8 +5,10 @@ Constraints
     * From version 1 the member id is the client's own and must be given
       (INVALID_REQUEST "MemberId can't be empty."); version 0 lets the coordinator make one.
     * A group whose partition is not led here is NOT_COORDINATOR, one still loading
-      COORDINATOR_LOAD_IN_PROGRESS; a live classic group of the same id is GROUP_ID_NOT_FOUND
-      ("Group g is not a consumer group."), as Kafka answers while it does not convert.
+      COORDINATOR_LOAD_IN_PROGRESS; a classic group of the same id with members is
+      GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka answers when it does
+      not convert; an empty one gives way to the consumer group, its offsets kept (Kafka's
+      offline upgrade).
     * Describe answers each group asked: its state, epochs, assignor and members with their
       assignment and target (topic names from the image), GROUP_ID_NOT_FOUND for one that is
       not a consumer group.
@@ -97,7 +99,8 @@ async def consumer_group_heartbeat(
     shard = driver.shard(index, state) if code == NONE else None
     if state is None or shard is None:
         return _heartbeat_response(version, HeartbeatAnswer(code or INVALID_REQUEST))
-    if coordinator.membership.group(index, state, request.group_id) is not None:
+    classic = coordinator.membership.group(index, state, request.group_id)
+    if classic is not None and classic.members:  # an empty one gives way, its offsets kept
         message = f"Group {request.group_id} is not a consumer group."
         return _heartbeat_response(version, HeartbeatAnswer(GROUP_ID_NOT_FOUND, message))
     out = shard.heartbeat(request, wall_clock_ms(), driver.view())

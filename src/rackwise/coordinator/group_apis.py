@@ -243,7 +243,7 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     listed = []
     for group in sorted(groups):
         classic = _classic_of(coordinator, group)
-        consumer = None if classic is not None else consumer_group_state(coordinator, group)
+        consumer = None if classic and classic.members else consumer_group_state(coordinator, group)
         state = consumer or (EMPTY if classic is None else classic.state)
         protocol_type = "" if classic is None else classic.protocol_type or ""
         protocol_type, group_type = ("consumer",) * 2 if consumer else (protocol_type, CLASSIC)
@@ -290,7 +290,7 @@ async def _describe(
     if state is None:
         return answer
     classic = _classic(coordinator, index, state, group)
-    consumer = classic is None and consumer_group_state(coordinator, group) is not None
+    consumer = not (classic and classic.members) and consumer_group_state(coordinator, group)
     if consumer or (classic is None and not state.has_group(group)):  # KIP-1043 from v6
         answer["group_state"] = DEAD
         if version >= 6:
