@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
@@ -275,4 +275,31 @@ def test_an_empty_classic_group_moves_to_the_consumer_protocol_with_its_offsets(
         extra = consumer.poll(1.0)
         assert extra is None or extra.error() is not None
     finally:
+        consumer.close()
+
+
+def test_a_classic_member_cannot_join_a_consumer_protocol_group(cluster: Cluster) -> None:
+    topic = _topic(cluster, "mixed")
+    group = f"g-mixed-{uuid.uuid4().hex[:6]}"
+    consumer = _consumer(cluster, group)
+    classic = Consumer(
+        {"bootstrap.servers": cluster.bootstrap, "group.id": group, "session.timeout.ms": 6000}
+    )
+    try:
+        consumer.subscribe([topic])
+        _poll_until([consumer], lambda: len(_owned(consumer)) == PARTITIONS)
+        classic.subscribe([topic])
+        deadline = time.monotonic() + 15
+        error = None
+        while error is None:
+            assert time.monotonic() < deadline
+            message = classic.poll(0.2)
+            consumer.poll(0)
+            if message is not None and message.error() is not None:
+                error = message.error()
+        assert error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL, error
+        assert not classic.assignment()
+        assert len(_owned(consumer)) == PARTITIONS
+    finally:
+        classic.close()
         consumer.close()

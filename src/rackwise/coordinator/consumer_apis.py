@@ -8,7 +8,8 @@ Constraints
       COORDINATOR_LOAD_IN_PROGRESS; a classic group of the same id with members is
       GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka answers when it does
       not convert; an empty one gives way to the consumer group, its offsets kept (Kafka's
-      offline upgrade).
+      offline upgrade). A classic JoinGroup for a consumer group with members is
+      INCONSISTENT_GROUP_PROTOCOL: the two protocols are not mixed in one group.
     * Describe answers each group asked: its state, epochs, assignor and members with their
       assignment and target (topic names from the image), GROUP_ID_NOT_FOUND for one that is
       not a consumer group.
@@ -22,6 +23,7 @@ from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, INVALID_REQUEST, NON
 from rackwise.coordinator.consumer_groups import topic_partitions
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.coordinator.timers import wall_clock_ms
+from rackwise.groups.classic import ClassicGroup
 from rackwise.groups.consumer_group import ConsumerGroup
 from rackwise.groups.consumer_records import Partitions
 from rackwise.groups.consumer_types import Heartbeat, HeartbeatAnswer, TopicsView
@@ -43,7 +45,7 @@ def _client_host() -> str:
     connection = current_connection()
     if connection is None:
         return ""
-    return "/" + connection.peer.rsplit(":", 1)[0].strip("[]")
+    return "/" + connection.ip
 
 
 def heartbeat_request(body: Any, client_id: str) -> Heartbeat:
@@ -206,3 +208,23 @@ def consumer_commit_error(
     member = str(getattr(body, "member_id", "") or "")
     refused = shard.commit_error(group, member, int(body.generation_id_or_member_epoch))
     return NONE if refused is None else refused.code
+
+
+def has_consumer_members(
+    coordinator: GroupCoordinator, index: int, state: GroupOffsets, group: str
+) -> bool:
+    """Whether ``group`` is a consumer-protocol group with members (which classic members
+    may not join: rackwise does not mix the protocols in one group)."""
+    shard = coordinator.consumers.shard(index, state)
+    found = None if shard is None else shard.groups.get(group)
+    return found is not None and bool(found.members)
+
+
+def state_over(
+    coordinator: GroupCoordinator, group: str, classic: ClassicGroup | None
+) -> str | None:
+    """The state of the consumer group ``group`` where a listing or a description shows it:
+    None when there is none, or when a classic group of that id has members."""
+    if classic is not None and classic.members:
+        return None
+    return consumer_group_state(coordinator, group)

@@ -12,10 +12,9 @@ Goals
     and delete the groups and their offsets.
 
 Constraints
-    * Classic groups (KIP-848's: :mod:`rackwise.coordinator.consumer_apis`, whose commits are
-      checked against the member's epoch). A commit is checked against the group's live members
-      (:meth:`~rackwise.groups.classic.ClassicGroup.commit_error`), or for a group without any
-      by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
+    * Classic groups; KIP-848's are :mod:`rackwise.coordinator.consumer_apis`'s. A commit is
+      checked against the group's live members (:meth:`ClassicGroup.commit_error`), or for a
+      group without any by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
     * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
       ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT) before the coordinator, as
       Kafka's ``GroupCoordinatorService``; a Heartbeat during the partition's load is answered
@@ -69,6 +68,7 @@ from rackwise.common.error_codes import (
     COORDINATOR_NOT_AVAILABLE,
     GROUP_ID_NOT_FOUND,
     GROUP_SUBSCRIBED_TO_TOPIC,
+    INCONSISTENT_GROUP_PROTOCOL,
     INVALID_GROUP_ID,
     INVALID_REQUEST,
     INVALID_SESSION_TIMEOUT,
@@ -78,8 +78,8 @@ from rackwise.common.error_codes import (
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
+from rackwise.coordinator import consumer_apis
 from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
-from rackwise.coordinator.consumer_apis import consumer_commit_error, consumer_group_state
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
 from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
@@ -155,7 +155,7 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Response:
     code, state, index = (
         (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
     )
-    consumer = consumer_commit_error(coordinator, index, state, group, body)
+    consumer = consumer_apis.consumer_commit_error(coordinator, index, state, group, body)
     if consumer is not None:
         code = consumer
     elif state is not None:
@@ -243,7 +243,7 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     listed = []
     for group in sorted(groups):
         classic = _classic_of(coordinator, group)
-        consumer = None if classic and classic.members else consumer_group_state(coordinator, group)
+        consumer = consumer_apis.state_over(coordinator, group, classic)
         state = consumer or (EMPTY if classic is None else classic.state)
         protocol_type = "" if classic is None else classic.protocol_type or ""
         protocol_type, group_type = ("consumer",) * 2 if consumer else (protocol_type, CLASSIC)
@@ -290,7 +290,7 @@ async def _describe(
     if state is None:
         return answer
     classic = _classic(coordinator, index, state, group)
-    consumer = not (classic and classic.members) and consumer_group_state(coordinator, group)
+    consumer = consumer_apis.state_over(coordinator, group, classic)
     if consumer or (classic is None and not state.has_group(group)):  # KIP-1043 from v6
         answer["group_state"] = DEAD
         if version >= 6:
@@ -487,6 +487,8 @@ async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -
         code, state, index = await coordinator.loaded_state(group)
         if code != NONE or state is None:
             answer = join_answer(code, str(body.member_id))
+        elif consumer_apis.has_consumer_members(coordinator, index, state, group):
+            answer = join_answer(INCONSISTENT_GROUP_PROTOCOL, str(body.member_id))
         else:
             connection = current_connection()
             request = JoinRequest(
