@@ -526,7 +526,12 @@ class FakeTransport:
         max_version: int | None = None,
     ) -> Any:
         self.sent.append((None if node is None else node.id, api_key, dict(values)))
-        version = {ApiKey.FIND_COORDINATOR: 4, ApiKey.OFFSET_FETCH: 8}.get(ApiKey(api_key), 5)
+        versions = {
+            ApiKey.FIND_COORDINATOR: 4,
+            ApiKey.OFFSET_FETCH: 8,
+            ApiKey.CONSUMER_GROUP_DESCRIBE: 1,
+        }
+        version = versions.get(ApiKey(api_key), 5)
         answer = {"throttle_time": 0, **self.answers[api_key].pop(0)}
         return make(response_class(api_key, max(version, min_version)), answer)
 
@@ -542,6 +547,12 @@ def _run_admin(transport: FakeTransport, call: Any) -> Any:
 def _coordinator(group: str, node: int = 2, code: int = 0) -> dict[str, Any]:
     return {"key": group, "node_id": node, "host": f"b{node}", "port": 9092,
             "error_code": code, "error_message": None}  # fmt: skip
+
+
+def _not_a_consumer_group(group: str) -> dict[str, Any]:
+    return {"error_code": 69, "error_message": None, "group_id": group, "group_state": "Dead",
+            "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "", "members": [],
+            "authorized_operations": 0}  # fmt: skip
 
 
 def test_describe_finds_the_coordinator_again_when_it_moved() -> None:
@@ -576,6 +587,7 @@ def test_describe_finds_the_coordinator_again_when_it_moved() -> None:
                 {"coordinators": [_coordinator("g", node=3)]},
             ],
             ApiKey.DESCRIBE_GROUPS: [{"groups": [moved, gone]}, {"groups": [group]}],
+            ApiKey.CONSUMER_GROUP_DESCRIBE: [{"groups": [_not_a_consumer_group("h")]}],
         }
     )
     described = _run_admin(transport, lambda admin: admin.describe_groups(["g", "h"]))
@@ -591,6 +603,7 @@ def test_describe_finds_the_coordinator_again_when_it_moved() -> None:
         (2, "DESCRIBE_GROUPS", ["g", "h"]),
         (None, "FIND_COORDINATOR", None),
         (3, "DESCRIBE_GROUPS", ["g"]),
+        (2, "CONSUMER_GROUP_DESCRIBE", None),  # a Dead group may be a consumer-protocol one
     ]
 
 
@@ -678,6 +691,8 @@ class FakeCluster:
             return {"coordinators": found}
         if key == ApiKey.DESCRIBE_GROUPS:
             return {"groups": self._groups(values)}
+        if key == ApiKey.CONSUMER_GROUP_DESCRIBE:
+            return {"groups": [_not_a_consumer_group(g) for g in values["group_ids"]]}
         if key == ApiKey.LIST_GROUPS:
             listed = [
                 {"group_id": g, "protocol_type": "consumer", "group_state": state,
@@ -736,7 +751,8 @@ class FakeCluster:
     ) -> Any:
         key = ApiKey(api_key)
         version = {ApiKey.FIND_COORDINATOR: 4, ApiKey.OFFSET_FETCH: 8, ApiKey.OFFSET_DELETE: 0,
-                   ApiKey.DELETE_GROUPS: 2}.get(key, 5)  # fmt: skip
+                   ApiKey.DELETE_GROUPS: 2,
+                   ApiKey.CONSUMER_GROUP_DESCRIBE: 1}.get(key, 5)  # fmt: skip
         return make(response_class(key, version), {"throttle_time": 0, **self._answer(key, values)})
 
 

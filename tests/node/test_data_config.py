@@ -109,3 +109,27 @@ def test_the_movers_values_follow_the_dynamic_configuration() -> None:
         9,
     )
     assert live.replica_lag_time_max_ms == static.replica_lag_time_max_ms
+
+
+def test_the_consumer_group_keys() -> None:
+    config = DataPathConfig.from_properties({})
+    assert (
+        config.group_consumer_heartbeat_interval_ms,
+        config.group_consumer_session_timeout_ms,
+    ) == (
+        5000,
+        45000,
+    )
+    assert config.group_consumer_assignors[:2] == ("uniform", "range")
+    kafka_names = DataPathConfig.from_properties(
+        {
+            "group.consumer.assignors": (
+                "org.apache.kafka.coordinator.group.assignor.RangeAssignor, rack-aware-uniform"
+            )
+        }
+    )
+    assert kafka_names.group_consumer_assignors == ("range", "rack-aware-uniform")
+    with pytest.raises(
+        DataConfigException, match=r"group\.consumer\.assignors: unknown assignor 'sticky'"
+    ):
+        DataPathConfig.from_properties({"group.consumer.assignors": "uniform,sticky"})

@@ -51,7 +51,7 @@ from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.broker.topic_partitions import describe_topic_partitions
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation
 from rackwise.common.error_codes import TOPIC_AUTHORIZATION_FAILED
-from rackwise.coordinator import group_apis
+from rackwise.coordinator import consumer_apis, group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection, NoResponse
@@ -144,6 +144,11 @@ def _join_group(apis: BrokerApis, request: Request) -> Answer:
     return group_apis.join_group(apis.groups, request.body, request.header.client_id or "")
 
 
+def _consumer_group_heartbeat(apis: BrokerApis, request: Request) -> Answer:
+    client_id = request.header.client_id or ""
+    return consumer_apis.consumer_group_heartbeat(apis.groups, request.body, client_id)
+
+
 def _describe_log_dirs(apis: BrokerApis, request: Request) -> Answer:
     return apis.log_dirs.describe_log_dirs(request.body, request.header.api_version)
 
@@ -202,6 +207,8 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.DESCRIBE_GROUPS: _groups(group_apis.describe_groups),
     ApiKey.DELETE_GROUPS: _groups(group_apis.delete_groups),
     ApiKey.OFFSET_DELETE: _groups(group_apis.offset_delete),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Entry(_consumer_group_heartbeat),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: _groups(consumer_apis.consumer_group_describe),
     ApiKey.METADATA: Entry(_metadata),
     ApiKey.DESCRIBE_CLUSTER: Entry(
         lambda apis, r: broker_apis.describe_cluster(r.body, apis.image(), apis.info())

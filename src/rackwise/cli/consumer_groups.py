@@ -251,7 +251,7 @@ async def _describe(admin: GroupsAdmin, args: argparse.Namespace, printer: Print
             row = reports.state_row(description)
             if should_print(printer, group, state, 1):
                 printer.rows += tables.state_json([row])
-                printer.text(tables.state_text(row))
+                printer.text(tables.state_text(row, verbose=args.verbose))
         else:
             committed = await admin.committed_offsets(group)
             wanted = reports.partitions_to_describe(description, committed)

@@ -148,6 +148,9 @@ def member_rows(description: GroupDescription) -> list[MemberAssignmentState]:
             m.group_instance_id or "",
             len(set(m.assignment)),
             tuple(dict.fromkeys(m.assignment)),
+            m.member_epoch,
+            description.target_epoch,
+            m.target,
         )
         for m in description.members
     ]
@@ -164,6 +167,8 @@ def state_row(description: GroupDescription) -> GroupState:
         description.partition_assignor,
         description.state,
         len(description.members),
+        description.group_epoch,
+        description.target_epoch,
     )
 
 

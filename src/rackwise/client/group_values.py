@@ -132,18 +132,28 @@ class MemberDescription:
     client_id: str
     host: str
     assignment: tuple[TopicPartition, ...]
+    member_epoch: int | None = None
+    """A consumer-protocol member's epoch (ConsumerGroupDescribe); None for a classic one."""
+    target: tuple[TopicPartition, ...] | None = None
+    """A consumer-protocol member's target assignment."""
+    rack: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class GroupDescription:
-    """A consumer group as DescribeGroups describes it; ``partition_assignor`` is the protocol
-    chosen (empty unless the group is Stable), ``coordinator`` the node that answered."""
+    """A consumer group as DescribeGroups describes it (``partition_assignor`` the protocol
+    chosen, empty unless the group is Stable), or a consumer-protocol group as
+    ConsumerGroupDescribe does (its assignor, with the epochs); ``coordinator`` the node that
+    answered."""
 
     group_id: str
     state: str
     partition_assignor: str
     members: tuple[MemberDescription, ...]
     coordinator: Node
+    group_epoch: int | None = None
+    """A consumer-protocol group's epoch (ConsumerGroupDescribe); None for a classic one."""
+    target_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +164,40 @@ class ClusterMetadata:
     brokers: Mapping[int, Node]
     leaders: Mapping[str, Mapping[int, int | None]]
     topic_errors: Mapping[str, int]
+
+
+def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
+    return tuple(
+        TopicPartition(str(t.topic_name), int(p))
+        for t in assignment.topic_partitions
+        for p in t.partitions
+    )
+
+
+def consumer_described(group: Any, node: Node) -> GroupDescription | GroupsError:
+    """One group of a ConsumerGroupDescribe response, or its error."""
+    code = int(group.error_code)
+    if code != codes.NONE:
+        return GroupsError(code, getattr(group, "error_message", None))
+    members = tuple(
+        MemberDescription(
+            str(m.member_id),
+            None if m.instance_id is None else str(m.instance_id),
+            str(m.client_id),
+            str(m.client_host),
+            _partitions(m.assignment),
+            member_epoch=int(m.member_epoch),
+            target=_partitions(m.target_assignment),
+            rack=None if m.rack_id is None else str(m.rack_id),
+        )
+        for m in group.members
+    )
+    return GroupDescription(
+        str(group.group_id),
+        str(group.group_state),
+        str(group.assignor_name),
+        members,
+        node,
+        group_epoch=int(group.group_epoch),
+        target_epoch=int(group.assignment_epoch),
+    )

@@ -55,9 +55,10 @@ from rackwise.client.group_values import (
     MemberDescription,
     Node,
     Transport,
+    consumer_described,
 )
 from rackwise.common import TopicPartition
-from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, NONE
+from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, NONE, UNSUPPORTED_VERSION
 from rackwise.protocol import ApiKey
 
 DEFAULT_TIMEOUT_MS: Final = 5000
@@ -282,7 +283,36 @@ class GroupsAdmin:
             )
             return {str(g.group_id): _described(g, node) for g in response.groups}
 
-        return await self._per_coordinator("DescribeGroups", groups, ask)
+        described = await self._per_coordinator("DescribeGroups", groups, ask)
+        dead = [
+            g for g, d in described.items() if isinstance(d, GroupDescription) and d.state == DEAD
+        ]
+        if dead:  # a consumer-protocol group is not a classic one: ConsumerGroupDescribe
+            for group, answer in (await self._consumer_groups(dead)).items():
+                if isinstance(answer, GroupDescription):
+                    described[group] = answer
+        return described
+
+    async def _consumer_groups(
+        self, groups: Sequence[str]
+    ) -> dict[str, GroupDescription | GroupsError]:
+        """Each group as ConsumerGroupDescribe describes it (KIP-848), or its error (a broker
+        without the API: UNSUPPORTED_VERSION for each)."""
+
+        async def ask(node: Node, asked: list[str]) -> dict[str, GroupDescription | GroupsError]:
+            try:
+                response = await self.transport.send(
+                    node,
+                    ApiKey.CONSUMER_GROUP_DESCRIBE,
+                    {"group_ids": asked, "include_authorized_operations": False},
+                )
+            except GroupsError as e:
+                if e.code != UNSUPPORTED_VERSION:
+                    raise
+                return dict.fromkeys(asked, e)
+            return {str(g.group_id): consumer_described(g, node) for g in response.groups}
+
+        return await self._per_coordinator("ConsumerGroupDescribe", groups, ask)
 
     async def committed_offsets(self, group: str) -> dict[TopicPartition, int | None]:
         """Every offset ``group`` committed (OffsetFetch v8+ for all partitions), in the

@@ -99,6 +99,7 @@ fetch.purgatory.purge.interval.requests|INT|1000|R
 follower.replication.throttled.rate|LONG|9223372036854775807|Cd|>=0
 group.consumer.assignors|LIST|*|R
 group.consumer.heartbeat.interval.ms|INT|5000|R|>=1
+group.consumer.leader.rack.change.delay.ms|INT|30000|Rr|>=0
 group.consumer.max.heartbeat.interval.ms|INT|15000|R|>=1
 group.consumer.max.session.timeout.ms|INT|60000|R|>=1
 group.consumer.max.size|INT|2147483647|R|>=1

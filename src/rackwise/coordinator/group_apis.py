@@ -12,10 +12,9 @@ Goals
     and delete the groups and their offsets.
 
 Constraints
-    * Classic groups only (the KIP-848 protocol is not served; clients fall back to the
-      classic one). A commit is checked against the group's live members
-      (:meth:`~rackwise.groups.classic.ClassicGroup.commit_error`), or for a group without any
-      by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
+    * Classic groups; KIP-848's are :mod:`rackwise.coordinator.consumer_apis`'s. A commit is
+      checked against the group's live members (:meth:`ClassicGroup.commit_error`), or for a
+      group without any by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
     * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
       ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT) before the coordinator, as
       Kafka's ``GroupCoordinatorService``; a Heartbeat during the partition's load is answered
@@ -69,6 +68,7 @@ from rackwise.common.error_codes import (
     COORDINATOR_NOT_AVAILABLE,
     GROUP_ID_NOT_FOUND,
     GROUP_SUBSCRIBED_TO_TOPIC,
+    INCONSISTENT_GROUP_PROTOCOL,
     INVALID_GROUP_ID,
     INVALID_REQUEST,
     INVALID_SESSION_TIMEOUT,
@@ -78,6 +78,7 @@ from rackwise.common.error_codes import (
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
+from rackwise.coordinator import consumer_apis
 from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
@@ -154,7 +155,10 @@ async def offset_commit(coordinator: GroupCoordinator, body: Any) -> Response:
     code, state, index = (
         (INVALID_GROUP_ID, None, -1) if not group else await coordinator.loaded_state(group)
     )
-    if state is not None:
+    consumer = consumer_apis.consumer_commit_error(coordinator, index, state, group, body)
+    if consumer is not None:
+        code = consumer
+    elif state is not None:
         classic = _classic(coordinator, index, state, group)
         if classic is None:
             code = state.commit_error(group, generation, version)
@@ -239,16 +243,18 @@ async def list_groups(coordinator: GroupCoordinator, body: Any) -> Response:
     listed = []
     for group in sorted(groups):
         classic = _classic_of(coordinator, group)
-        state = EMPTY if classic is None else classic.state
-        if (states and state.lower() not in states) or (types and CLASSIC not in types):
-            continue
+        consumer = consumer_apis.state_over(coordinator, group, classic)
+        state = consumer or (EMPTY if classic is None else classic.state)
         protocol_type = "" if classic is None else classic.protocol_type or ""
+        protocol_type, group_type = ("consumer",) * 2 if consumer else (protocol_type, CLASSIC)
+        if (states and state.lower() not in states) or (types and group_type not in types):
+            continue
         listed.append(
             {
                 "group_id": group,
                 "protocol_type": protocol_type,
                 "group_state": state,
-                "group_type": CLASSIC,
+                "group_type": group_type,
             }
         )
     values = {"throttle_time": 0, "error_code": code, "groups": listed}
@@ -284,12 +290,13 @@ async def _describe(
     if state is None:
         return answer
     classic = _classic(coordinator, index, state, group)
-    if classic is None and not state.has_group(group):
-        # KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND; before, a Dead one.
+    consumer = consumer_apis.state_over(coordinator, group, classic)
+    if consumer or (classic is None and not state.has_group(group)):  # KIP-1043 from v6
         answer["group_state"] = DEAD
         if version >= 6:
             answer["error_code"] = GROUP_ID_NOT_FOUND
-            answer["error_message"] = f"Group {group} not found."
+            what = "is not a classic group" if consumer else "not found"
+            answer["error_message"] = f"Group {group} {what}."
         return answer
     answer["group_state"] = EMPTY
     if classic is not None:
@@ -480,6 +487,8 @@ async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -
         code, state, index = await coordinator.loaded_state(group)
         if code != NONE or state is None:
             answer = join_answer(code, str(body.member_id))
+        elif consumer_apis.has_consumer_members(coordinator, index, state, group):
+            answer = join_answer(INCONSISTENT_GROUP_PROTOCOL, str(body.member_id))
         else:
             connection = current_connection()
             request = JoinRequest(

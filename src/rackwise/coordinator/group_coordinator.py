@@ -80,8 +80,12 @@ from rackwise.common.error_codes import (
     UNKNOWN_SERVER_ERROR,
 )
 from rackwise.common.errors import RackwiseError
+from rackwise.coordinator.consumer_groups import ConsumerGroupDriver
 from rackwise.coordinator.membership import GroupMembership
 from rackwise.groups.classic import EMPTY
+from rackwise.groups.consumer_group import OwnershipConflict
+from rackwise.groups.consumer_records import CONSUMER_GROUP_KEYS, key_kind
+from rackwise.groups.consumer_types import ConsumerGroupConfig
 from rackwise.groups.expiry import deleted_topics, expired
 from rackwise.groups.offsets import (
     OFFSETS_TOPIC,
@@ -170,6 +174,17 @@ class TopicCreator(Protocol):
         ...
 
 
+def consumer_config(config: DataPathConfig) -> ConsumerGroupConfig:
+    """The ``group.consumer.*`` settings of the broker's configuration."""
+    return ConsumerGroupConfig(
+        heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+        session_timeout_ms=config.group_consumer_session_timeout_ms,
+        max_size=config.group_consumer_max_size,
+        assignors=config.group_consumer_assignors,
+        leader_rack_damping_ms=config.group_consumer_leader_rack_change_delay_ms,
+    )
+
+
 class GroupCoordinator:
     """This broker's part of the group coordinator (module docstring)."""
 
@@ -197,6 +212,10 @@ class GroupCoordinator:
         """Loop time before which ``__consumer_offsets`` is not asked for again."""
         self.membership = GroupMembership(config, self.append)
         """The classic groups' members, over the same partitions."""
+        self.consumers = ConsumerGroupDriver(
+            consumer_config(config), image, self.append, self._drop
+        )
+        """The KIP-848 consumer groups, over the same partitions."""
         self._known_topics: Mapping[uuid.UUID, TopicImage] | None = None
         """The image's topics when last looked at, to see which were deleted."""
         self._expiry: asyncio.TimerHandle | None = None
@@ -214,6 +233,7 @@ class GroupCoordinator:
         for task in list(self._cleanups):
             task.cancel()
         await self.membership.close()
+        self.consumers.close()
 
     def find(self, key_type: int, key: str) -> tuple[int, dict[str, Any]]:
         """(NONE, the coordinator's node id, host and port) for a FindCoordinator key, or the
@@ -346,6 +366,7 @@ class GroupCoordinator:
         """Forget partition ``index``'s state, and so its live groups."""
         self._states.pop(index, None)
         self.membership.unloaded(index)
+        self.consumers.unloaded(index)
 
     def _leads(self, index: int) -> bool:
         partition = self.replicas.partitions.get((OFFSETS_TOPIC, index))
@@ -396,12 +417,14 @@ class GroupCoordinator:
                 return code, []
             if state is not None:  # a live group whose first record is still on its way too
                 live = self.membership.live_groups(index, state)
-                groups.extend(set(state.groups()) | set(live))
+                consumers = self.consumers.group_ids(index, state)
+                groups.extend(set(state.groups()) | set(live) | set(consumers))
         return NONE, groups
 
     async def _load(self, index: int, epoch: int) -> None:
         started = time.monotonic()
         state = GroupOffsets()
+        consumers = self.consumers.new_shard()
         skipped = 0
         try:
             partition = self.replicas.get(OFFSETS_TOPIC, index)
@@ -420,8 +443,14 @@ class GroupCoordinator:
                         continue
                     for record in iter_records(records[header.position : header.end]):
                         try:
-                            state.replay(record.key, record.value)
-                        except OffsetsFormatError as e:
+                            if (
+                                record.key is not None
+                                and key_kind(record.key) in CONSUMER_GROUP_KEYS
+                            ):
+                                consumers.replay(record.key, record.value)
+                            else:
+                                state.replay(record.key, record.value)
+                        except (OffsetsFormatError, OwnershipConflict) as e:
                             skipped += 1
                             if skipped == 1:
                                 LOG.warning(
@@ -440,6 +469,7 @@ class GroupCoordinator:
             return  # leadership moved on while loading: the next request loads again
         self._states[index] = (epoch, state)
         self.membership.loaded(index, state)
+        self.consumers.loaded(index, state, consumers)
         LOG.info(
             "%s-%d: loaded the offsets of %d groups in %.0f ms (leader epoch %d%s)",
             OFFSETS_TOPIC,

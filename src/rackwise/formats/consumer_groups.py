@@ -90,6 +90,10 @@ class MemberAssignmentState:
     group_instance_id: str
     num_partitions: int
     assignment: tuple[TopicPartition, ...]
+    member_epoch: int | None = None
+    """A consumer-protocol member's epoch and target assignment (None for a classic one)."""
+    target_epoch: int | None = None
+    target: tuple[TopicPartition, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,9 @@ class GroupState:
     assignment_strategy: str
     state: str
     num_members: int
+    group_epoch: int | None = None
+    """A consumer-protocol group's epochs (None for a classic one)."""
+    target_epoch: int | None = None
 
     @property
     def coordinator(self) -> str:
@@ -210,14 +217,39 @@ def members_text(rows: Sequence[MemberAssignmentState], *, verbose: bool) -> str
     else:
         widths = (group, consumer, host, client, 15)
         header = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+    if verbose and any(r.member_epoch is not None for r in rows):
+        return _consumer_members_text(rows, widths, header, with_instance)
     text = "\n" + _line(widths, header) + " " + ("ASSIGNMENT" if verbose else "") + "\n"
     for r in rows:
-        values: tuple[object, ...] = (r.group, r.consumer_id)
-        if with_instance:
-            values += (r.group_instance_id,)
-        values += (r.host, r.client_id, r.num_partitions)
-        text += _line(widths, values) + " "
+        text += _line(widths, _member_values(r, with_instance)) + " "
         text += (assignment_text(r.assignment) if verbose else "") + "\n"
+    return text
+
+
+def _member_values(r: MemberAssignmentState, with_instance: bool) -> tuple[object, ...]:
+    values: tuple[object, ...] = (r.group, r.consumer_id)
+    if with_instance:
+        values += (r.group_instance_id,)
+    return (*values, r.host, r.client_id, r.num_partitions)
+
+
+def _consumer_members_text(
+    rows: Sequence[MemberAssignmentState],
+    widths: tuple[int, ...],
+    header: tuple[str, ...],
+    with_instance: bool,
+) -> str:
+    """``--members --verbose`` of a consumer-protocol group, with the columns of Kafka 4's
+    tool: each member's epoch and assignment, then the target's epoch and assignment."""
+    current = [assignment_text(r.assignment) for r in rows]
+    width = max([20, *(len(c) for c in current)])
+    all_widths: tuple[int | None, ...] = (*widths, 15, width, 15, None)
+    header = (*header, "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT")
+    text = "\n" + _line(all_widths, header) + "\n"
+    for r, assigned in zip(rows, current, strict=True):
+        target = assignment_text(r.target or ())
+        values = (*_member_values(r, with_instance), r.member_epoch, assigned, r.target_epoch)
+        text += _line(all_widths, (*values, target)) + "\n"
     return text
 
 
@@ -236,6 +268,12 @@ def members_json(rows: Iterable[MemberAssignmentState], *, verbose: bool) -> lis
             document["assignment"] = [
                 {"topic": tp.topic, "partition": tp.partition} for tp in r.assignment
             ]
+            if r.member_epoch is not None:
+                document["member_epoch"] = r.member_epoch
+                document["target_epoch"] = r.target_epoch
+                document["target_assignment"] = [
+                    {"topic": tp.topic, "partition": tp.partition} for tp in r.target or ()
+                ]
         documents.append(document)
     return documents
 
@@ -243,14 +281,21 @@ def members_json(rows: Iterable[MemberAssignmentState], *, verbose: bool) -> lis
 # ---- --describe --state -----------------------------------------------------------------------
 
 
-def state_text(state: GroupState) -> str:
-    """A group's ``--describe --state`` table: a header and one row."""
+def state_text(state: GroupState, *, verbose: bool = False) -> str:
+    """A group's ``--describe --state`` table: a header and one row; with ``verbose``, a
+    consumer-protocol group's epochs too (``GROUP-EPOCH``, ``TARGET-ASSIGNMENT-EPOCH``)."""
     coordinator = state.coordinator
-    widths = (max(_MIN_COORDINATOR_WIDTH, len(coordinator)), 25, 20, 15, None)
-    row = (
-        state.group, coordinator, state.assignment_strategy, state.state, state.num_members,
-    )  # fmt: skip
-    return "\n" + _line(widths, STATE_HEADER) + "\n" + _line(widths, row) + "\n"
+    widths: tuple[int | None, ...] = (max(_MIN_COORDINATOR_WIDTH, len(coordinator)), 25, 20, 15)
+    header: tuple[str, ...] = STATE_HEADER[:4]
+    row: tuple[object, ...] = (state.group, coordinator, state.assignment_strategy, state.state)
+    if verbose and state.group_epoch is not None:
+        widths += (15, 25)
+        header += ("GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH")
+        row += (state.group_epoch, state.target_epoch)
+    widths += (None,)
+    header += STATE_HEADER[4:]
+    row += (state.num_members,)
+    return "\n" + _line(widths, header) + "\n" + _line(widths, row) + "\n"
 
 
 def state_json(states: Iterable[GroupState]) -> list[dict[str, Any]]:
@@ -263,6 +308,11 @@ def state_json(states: Iterable[GroupState]) -> list[dict[str, Any]]:
             "assignment_strategy": s.assignment_strategy,
             "state": s.state,
             "num_members": s.num_members,
+            **(
+                {}
+                if s.group_epoch is None
+                else {"group_epoch": s.group_epoch, "target_assignment_epoch": s.target_epoch}
+            ),
         }
         for s in states
     ]

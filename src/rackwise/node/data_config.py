@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
 from rackwise.common.config_values import parse_int_config
 from rackwise.controller.config import ControllerConfig
 from rackwise.controller.configs import ConfigControl
@@ -83,6 +84,13 @@ GROUP_MIN_SESSION_TIMEOUT_MS: Final = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION_TIMEOUT_MS: Final = "group.max.session.timeout.ms"
 GROUP_INITIAL_REBALANCE_DELAY_MS: Final = "group.initial.rebalance.delay.ms"
 GROUP_MAX_SIZE: Final = "group.max.size"
+GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS: Final = "group.consumer.heartbeat.interval.ms"
+GROUP_CONSUMER_SESSION_TIMEOUT_MS: Final = "group.consumer.session.timeout.ms"
+GROUP_CONSUMER_MAX_SIZE: Final = "group.consumer.max.size"
+GROUP_CONSUMER_LEADER_RACK_CHANGE_DELAY_MS: Final = "group.consumer.leader.rack.change.delay.ms"
+"""rackwise's: how long a leader must stay in another rack before a group of a
+leader-rack-aware assignor gets a new target assignment."""
+GROUP_CONSUMER_ASSIGNORS: Final = "group.consumer.assignors"
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -116,6 +124,10 @@ _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     GROUP_MAX_SESSION_TIMEOUT_MS: (1_800_000, 0),
     GROUP_INITIAL_REBALANCE_DELAY_MS: (3_000, 0),
     GROUP_MAX_SIZE: (2_147_483_647, 1),
+    GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS: (5_000, 1),
+    GROUP_CONSUMER_SESSION_TIMEOUT_MS: (45_000, 1),
+    GROUP_CONSUMER_MAX_SIZE: (2_147_483_647, 1),
+    GROUP_CONSUMER_LEADER_RACK_CHANGE_DELAY_MS: (30_000, 0),
 }
 _BOOL_KEYS: Final[dict[str, bool]] = {AUTO_CREATE_TOPICS_ENABLE: True, LOG_CLEANER_ENABLE: True}
 
@@ -124,7 +136,7 @@ TOPIC_SYNONYM_KEYS: Final = frozenset(
 )
 """The broker-level names of topic keys (``log.segment.bytes``, ``message.max.bytes``...)."""
 DATA_PATH_KEYS: Final = frozenset(
-    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, *TOPIC_SYNONYM_KEYS}
+    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, GROUP_CONSUMER_ASSIGNORS, *TOPIC_SYNONYM_KEYS}
 )
 """Every key this module reads from a broker's properties."""
 
@@ -167,10 +179,15 @@ class DataPathConfig:
     group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int
     group_max_size: int
+    group_consumer_heartbeat_interval_ms: int
+    group_consumer_session_timeout_ms: int
+    group_consumer_max_size: int
+    group_consumer_leader_rack_change_delay_ms: int
     file_delete_delay_ms: int
     auto_create_topics_enable: bool
     log_cleaner_enable: bool
     replica_selector_class: str
+    group_consumer_assignors: tuple[str, ...] = DEFAULT_ASSIGNORS
 
     def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
         """This configuration with the values the data path reads as it goes taken from
@@ -204,6 +221,7 @@ class DataPathConfig:
         except SelectorPluginException as e:
             raise DataConfigException(str(e)) from None
         values["replica_selector_class"] = selector
+        values["group_consumer_assignors"] = _assignors(props.get(GROUP_CONSUMER_ASSIGNORS))
         return DataPathConfig(**values)  # type: ignore[arg-type]
 
 
@@ -214,6 +232,29 @@ def _int(props: Mapping[str, str], key: str, default: int, minimum: int) -> int:
     return parse_int_config(
         key, text, minimum=minimum, type_name="LONG", error=DataConfigException, show_parsed=True
     )
+
+
+_KAFKA_ASSIGNOR_CLASSES: Final = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def _assignors(text: str | None) -> tuple[str, ...]:
+    """``group.consumer.assignors``: names (or Kafka's two class names), the first the
+    default; every one must be a server-side assignor rackwise has."""
+    if text is None or not text.strip():
+        return DEFAULT_ASSIGNORS
+    names = [
+        _KAFKA_ASSIGNOR_CLASSES.get(n.strip(), n.strip()) for n in text.split(",") if n.strip()
+    ]
+    for name in names:
+        if name not in DEFAULT_ASSIGNORS:
+            raise DataConfigException(
+                f"Invalid value {text} for configuration {GROUP_CONSUMER_ASSIGNORS}: unknown "
+                f"assignor {name!r}; expected names among {', '.join(DEFAULT_ASSIGNORS)}"
+            )
+    return tuple(dict.fromkeys(names))
 
 
 def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:

@@ -1,0 +1,199 @@
+"""The KIP-848 consumer groups on a broker: the driver of
+:class:`rackwise.groups.consumer_coordinator.ConsumerGroups` for each ``__consumer_offsets``
+partition led here, and the APIs over it, ConsumerGroupHeartbeat (68) and
+ConsumerGroupDescribe (69).
+
+Goals
+    librdkafka and Java consumers with ``group.protocol=consumer`` join, consume and commit,
+    with the assignor they name in ``group.remote.assignor`` run on the coordinator.
+
+Constraints
+    * The rules are the pure coordinator's; here only its inputs and outputs: the wall clock,
+      the topics from the metadata image (their replicas' racks, the leader's first), its
+      records appended to the group's partition (:meth:`GroupCoordinator.append`), and its
+      timers on the event loop, which fire only while the partition's state is the one they
+      were set for.
+    * A partition's consumer groups are loaded with its offsets (the same log, replayed by
+      :meth:`GroupCoordinator._load`) and dropped with them; an answer whose records could
+      not be appended drops them too, so the next request reloads what the log holds.
+    * A heartbeat is answered once its records are in the in-sync replicas, as Kafka's
+      coordinator answers after its write commits.
+
+Worked example
+    A librdkafka consumer sends ConsumerGroupHeartbeat(group "billing", member id it made,
+    epoch 0, topics ["orders"], rebalance timeout 300000 ms); the coordinator of "billing"
+    appends the member's records and answers epoch 1 with its partitions and a heartbeat
+    interval of 5000 ms. ConsumerGroupDescribe("billing") then shows it Stable with that
+    member, its rack and its assignment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
+
+from rackwise.assignors.model import PartitionInfo
+from rackwise.common.error_codes import NONE
+from rackwise.coordinator.timers import wall_clock_ms
+from rackwise.groups.consumer_coordinator import ConsumerGroups, KeyValue, Outcome
+from rackwise.groups.consumer_types import ConsumerGroupConfig, Timer, TopicsView, TopicView
+from rackwise.groups.offsets import OFFSETS_TOPIC, GroupOffsets
+from rackwise.image import MetadataImage
+
+LOG: Final = logging.getLogger("rackwise.coordinator")
+
+Append = Callable[[int, Sequence[KeyValue], GroupOffsets], Awaitable[int]]
+
+
+def topics_view(image: MetadataImage, version: int) -> TopicsView:
+    """The image's topics as the coordinator reads them (internal ones left out)."""
+    topics: dict[str, TopicView] = {}
+    for name, topic in image.topics_by_name.items():
+        if name.startswith("__"):
+            continue
+        partitions = []
+        for index in sorted(topic.partitions):
+            p = topic.partitions[index]
+            leader = p.leader
+            order = [leader, *[r for r in p.replicas if r != leader]] if leader >= 0 else p.replicas
+            racks = tuple(_rack(image, b) for b in order)
+            partitions.append(PartitionInfo(racks, has_leader=leader >= 0))
+        topics[name] = TopicView(name, topic.topic_id, tuple(partitions))
+    return TopicsView(version, topics)
+
+
+def _rack(image: MetadataImage, broker_id: int) -> str | None:
+    broker = image.brokers.get(broker_id)
+    return None if broker is None else broker.rack
+
+
+class ConsumerGroupDriver:
+    """The consumer groups of the partitions led here (module docstring)."""
+
+    def __init__(
+        self,
+        config: ConsumerGroupConfig,
+        image: Callable[[], MetadataImage],
+        append: Append,
+        drop: Callable[[int], None],
+    ) -> None:
+        self.config = config
+        self._image = image
+        self._append = append
+        self._drop = drop
+        self._shards: dict[int, tuple[GroupOffsets, ConsumerGroups]] = {}
+        self._timers: dict[tuple[int, str, str, str], asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._seen_image: MetadataImage | None = None
+        self._view = TopicsView(0)
+
+    def new_shard(self) -> ConsumerGroups:
+        return ConsumerGroups(self.config)
+
+    # ---- partitions --------------------------------------------------------------------
+
+    def loaded(self, index: int, state: GroupOffsets, shard: ConsumerGroups) -> None:
+        self.unloaded(index)
+        self._shards[index] = (state, shard)
+        self._set_timers(index, state, shard.on_loaded(wall_clock_ms()))
+        if shard.groups:
+            LOG.info("%s-%d: loaded %d consumer groups", OFFSETS_TOPIC, index, len(shard.groups))
+
+    def unloaded(self, index: int) -> None:
+        self._shards.pop(index, None)
+        for key in [k for k in self._timers if k[0] == index]:
+            self._timers.pop(key).cancel()
+
+    def shard(self, index: int, state: GroupOffsets | None) -> ConsumerGroups | None:
+        """Partition ``index``'s consumer groups, if loaded with ``state``."""
+        found = self._shards.get(index)
+        return found[1] if found is not None and found[0] is state else None
+
+    def view(self) -> TopicsView:
+        image = self._image()
+        if image is not self._seen_image:
+            self._seen_image = image
+            self._view = topics_view(image, self._view.version + 1)
+        return self._view
+
+    # ---- running the rules ------------------------------------------------------------
+
+    async def run(self, index: int, state: GroupOffsets, out: Outcome) -> int:
+        """Append ``out``'s records and set its timers: NONE, or the append's error (the
+        partition's state is then dropped, to be reloaded from the log)."""
+        self._set_timers(index, state, out.timers)
+        if not out.records:
+            return NONE
+        code = await self._append(index, out.records, state)
+        if code != NONE:
+            self._drop(index)
+        return code
+
+    def _set_timers(self, index: int, state: GroupOffsets, timers: Sequence[Timer]) -> None:
+        loop = asyncio.get_running_loop()
+        now = wall_clock_ms()
+        for timer in timers:
+            key = (index, timer.kind, timer.group_id, timer.member_id)
+            old = self._timers.pop(key, None)
+            if old is not None:
+                old.cancel()
+            if timer.deadline_ms is None:
+                continue
+            delay_s = max(timer.deadline_ms - now, 0) / 1000
+            self._timers[key] = loop.call_later(delay_s, self._fire, key, state, timer)
+
+    def _fire(self, key: tuple[int, str, str, str], state: GroupOffsets, timer: Timer) -> None:
+        self._timers.pop(key, None)
+        shard = self.shard(key[0], state)
+        if shard is None:
+            return
+        try:
+            out = shard.expire(timer, wall_clock_ms(), self.view())
+        except Exception:
+            LOG.exception("group %s: timer %s failed", timer.group_id, timer.kind)
+            self._drop(key[0])
+            return
+        if out.records:
+            LOG.info(
+                "group %s: member %s fenced (%s)",
+                timer.group_id,
+                timer.member_id,
+                "session expired" if timer.kind == "session" else "rebalance timeout",
+            )
+        self.spawn(self._write(key[0], state, out))
+
+    async def _write(self, index: int, state: GroupOffsets, out: Outcome) -> None:
+        code = await self.run(index, state, out)
+        if code != NONE:
+            LOG.warning(
+                "%s-%d: a consumer group write failed (error %d)", OFFSETS_TOPIC, index, code
+            )
+
+    def spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+
+    def group_ids(self, index: int, state: GroupOffsets) -> dict[str, str]:
+        """Each consumer group of partition ``index`` and its state."""
+        shard = self.shard(index, state)
+        return {} if shard is None else {g: group.state for g, group in shard.groups.items()}
+
+
+def topic_partitions(partitions: Any) -> tuple[tuple[uuid.UUID, tuple[int, ...]], ...] | None:
+    """A heartbeat's ``TopicPartitions`` as the pure coordinator reads them."""
+    if partitions is None:
+        return None
+    return tuple(
+        (t.topic_id or uuid.UUID(int=0), tuple(int(p) for p in t.partitions)) for t in partitions
+    )
