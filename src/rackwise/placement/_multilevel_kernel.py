@@ -319,13 +319,10 @@ def place_kernel(
                     continue
                 rank = count[idx(child)]
                 credit = weight * node_turn - node_weight * leader_picks[idx(child)]
+                if best >= 0 and (rank > best_rank or (rank == best_rank and credit < best_credit)):
+                    continue
                 total = num_brokers[idx(child)] * all_turn - all_weight * all_picks[idx(child)]
-                if (
-                    best < 0
-                    or rank < best_rank
-                    or (rank == best_rank and credit > best_credit)
-                    or (rank == best_rank and credit == best_credit and total > best_all)
-                ):
+                if best < 0 or rank < best_rank or credit > best_credit or total > best_all:
                     best, best_rank, best_credit, best_all = child, rank, credit, total
             return best
         node_turn = all_turn - leader_turns[idx(node)]
@@ -339,13 +336,10 @@ def place_kernel(
             rank = 2 * held + (0 if num_unfenced[idx(child)] > count_unfenced[idx(child)] else 1)
             picks = all_picks[idx(child)]
             credit = weight * node_turn - all_weight * (picks - leader_picks[idx(child)])
+            if best >= 0 and (rank > best_rank or (rank == best_rank and credit < best_credit)):
+                continue
             total = weight * all_turn - all_weight * picks
-            if (
-                best < 0
-                or rank < best_rank
-                or (rank == best_rank and credit > best_credit)
-                or (rank == best_rank and credit == best_credit and total > best_all)
-            ):
+            if best < 0 or rank < best_rank or credit > best_credit or total > best_all:
                 best, best_rank, best_credit, best_all = child, rank, credit, total
         return best
 
