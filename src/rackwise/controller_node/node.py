@@ -111,6 +111,7 @@ from rackwise.metalog.replicated import NotControllerException, ReplicatedMetada
 from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_server
 from rackwise.node.addresses import Endpoint
 from rackwise.node.config import NodeConfig
+from rackwise.node.metrics import RequestMetrics
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
 from rackwise.raft.config import quorum_config
@@ -171,6 +172,8 @@ class ControllerNode:
         # ApiVersions is answered on the listener's thread, from the features as of the last
         # commit: (finalized features, their epoch), or None when there is no controller.
         self._features: handlers.Features | None = None
+        self.requests = RequestMetrics()
+        """The requests answered on the controller listener, for the metrics."""
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -225,7 +228,7 @@ class ControllerNode:
         """The controller listener, its sockets on a thread of their own."""
         endpoint = self.config.controller_endpoint
         self.server = await start_threaded_server(
-            self.handle,
+            self.requests.wrap(self.handle),
             Listener.CONTROLLER,
             host=endpoint.host,
             port=endpoint.port,

@@ -68,6 +68,7 @@ from rackwise.node.data_config import (
     DataConfigException,
     DataPathConfig,
 )
+from rackwise.node.metrics import METRICS_KEYS
 from rackwise.node.properties_file import (
     ConfigException,
     apply_overrides,
@@ -134,6 +135,7 @@ COMMON_KEYS: Final = frozenset(
         QUEUED_MAX_REQUEST_BYTES,
         MAX_CONNECTIONS,
         MAX_CONNECTIONS_PER_IP,
+        *METRICS_KEYS,
     }
 )
 """Keys both roles accept."""
