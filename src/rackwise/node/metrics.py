@@ -51,6 +51,7 @@ DEFAULT_METRICS_HTTP_HOST: Final = "127.0.0.1"
 METRICS_KEYS: Final = frozenset({METRICS_HTTP_PORT, METRICS_HTTP_HOST})
 """The keys both roles accept for their metrics."""
 
+_FETCH: Final = int(ApiKey.FETCH)
 COUNTER: Final = "counter"
 GAUGE: Final = "gauge"
 SUMMARY: Final = "summary"
@@ -142,6 +143,7 @@ class RequestMetrics:
     def __init__(self) -> None:
         self.counts: dict[tuple[str, int], int] = {}
         self.time_ms: dict[str, tuple[int, float]] = {}
+        self._names: dict[int, str] = {}  # api_name builds its name: once per API key
 
     def wrap(self, handler: Callable[[Request], Awaitable[R]]) -> Callable[[Request], Awaitable[R]]:
         """``handler``, counting and timing each request it answers (or fails)."""
@@ -157,8 +159,11 @@ class RequestMetrics:
 
     def observe(self, request: Request, elapsed_ms: float) -> None:
         header = request.header
-        self._add(api_name(header.api_key), header.api_version, elapsed_ms)
-        if header.api_key == ApiKey.FETCH:
+        name = self._names.get(header.api_key)
+        if name is None:
+            name = self._names[header.api_key] = api_name(header.api_key)
+        self._add(name, header.api_version, elapsed_ms)
+        if header.api_key == _FETCH:
             follower = getattr(request.body, "replica_id", -1) >= 0
             self._add(
                 "FetchFollower" if follower else "FetchConsumer", header.api_version, elapsed_ms
