@@ -41,6 +41,7 @@ from typing import Any, Final
 
 from rackwise.broker.metadata_apis import INTERNAL_TOPICS
 from rackwise.broker.replication_quotas import LeaderThrottle
+from rackwise.broker.traffic import Traffic
 from rackwise.common.error_codes import (
     FENCED_LEADER_EPOCH,
     INVALID_REQUIRED_ACKS,
@@ -129,6 +130,8 @@ class DataApis:
         """Record bytes this broker has sent to consumers (not to followers), by topic."""
         self.bytes_replicated = 0
         """Record bytes this broker has sent to followers."""
+        self.traffic = Traffic()
+        """The bytes in, and out by follower and by consumer domain, for the metrics."""
         self._reported: dict[str, int] = {}
         self._reported_replicated = 0
 
@@ -230,6 +233,7 @@ class DataApis:
         except Exception as e:  # a bug must not take the broker down: answer it, log it
             LOG.exception("produce to %s-%d failed", topic, index)
             return UNKNOWN_SERVER_ERROR, None, f"{type(e).__name__}: {e}", []
+        self.traffic.appended(topic, len(records))
         self.on_change((topic, index))
         return NONE, info, None, []
 
@@ -363,11 +367,17 @@ class DataApis:
         if throttle is not None:
             throttle.record(results)
         if is_follower:
-            self.bytes_replicated += _total(results)
+            sent = _total(results)
+            self.bytes_replicated += sent
+            self.traffic.replicated(replica_id, sent)
         else:
+            sent = 0
             for (topic, _), _, _, result in results:
                 if result is not None and result.records:
-                    self.bytes_served[topic] = self.bytes_served.get(topic, 0) + len(result.records)
+                    size = len(result.records)
+                    sent += size
+                    self.bytes_served[topic] = self.bytes_served.get(topic, 0) + size
+            self.traffic.served(client.rack_id if client is not None else None, sent)
         return self._fetch_response(version, results + refused)
 
     def _read_all(

@@ -232,6 +232,10 @@ class IsrManager:
         self.caught_up = caught_up
         self._answered: set[IsrChange] = set()
         self._controller = ConnectionSlot(connect, negotiate_timeout_s=REQUEST_TIMEOUT_S)
+        self.expands = 0
+        """ISR changes accepted that added replicas (Kafka's ``IsrExpandsPerSec``)."""
+        self.shrinks = 0
+        """ISR changes accepted that removed replicas (``IsrShrinksPerSec``)."""
 
     def plan(self, image: MetadataImage) -> list[IsrChange]:
         """The changes to send now for ``image``: planned, not yet answered."""
@@ -306,6 +310,7 @@ class IsrManager:
             LOG.info("AlterPartition refused as a whole (error %d), will retry", error)
             return False
         settled, refusals = answered(changes, response)
+        self._count(changes, response)
         self._answered |= settled
         accepted = len(settled) - len(refusals)
         if accepted:
@@ -313,6 +318,27 @@ class IsrManager:
         for line in refusals:
             LOG.info("ISR change refused: %s", line)
         return len(settled) == len(changes)
+
+    def _count(self, changes: Sequence[IsrChange], response: Any) -> None:
+        """Count the accepted changes that grow or shrink an ISR, against the image's."""
+        accepted = {
+            (topic.topic_id, int(p.partition_index))
+            for topic in response.topics
+            for p in topic.partitions
+            if int(p.error_code) == NONE
+        }
+        topics = self.image().topics_by_id
+        for change in changes:
+            if (change.topic_id, change.partition_index) not in accepted:
+                continue
+            topic = topics.get(change.topic_id)
+            partition = None if topic is None else topic.partitions.get(change.partition_index)
+            if partition is None:
+                continue
+            if len(change.new_isr) > len(partition.isr):
+                self.expands += 1
+            elif len(change.new_isr) < len(partition.isr):
+                self.shrinks += 1
 
     async def close(self) -> None:
         await self._controller.drop()

@@ -48,6 +48,7 @@ from rackwise.broker.isr import IsrManager
 from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_fetcher import MetadataFetcher
 from rackwise.broker.metadata_follower import MetadataFollower
+from rackwise.broker.metrics import report_bytes_out, serve_broker_metrics
 from rackwise.broker.producer_ids import RpcProducerIdManager
 from rackwise.broker.requests import BrokerApis, answer
 from rackwise.common.error_codes import BROKER_ID_NOT_REGISTERED, NONE, STALE_BROKER_EPOCH
@@ -73,6 +74,7 @@ from rackwise.node.meta_properties import (
     ensure_log_dirs,
     stored_cluster_id,
 )
+from rackwise.node.metrics import MetricsServer, RequestMetrics
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, Response, error_name
@@ -91,8 +93,6 @@ CONNECT_TIMEOUT_S: Final = 2.0
 READY_WAIT_S: Final = 10.0
 """The longest a broker told it is unfenced waits for its image to show it before serving."""
 SHUT_DOWN_WARNING_INTERVAL_S: Final = 60.0
-BYTES_OUT_REPORT_S: Final = 5.0
-"""How often the bytes sent to consumers and followers are logged (when they changed)."""
 
 
 def control_error(code: int) -> str:
@@ -213,6 +213,8 @@ class Broker:
             config.broker_endpoints[0].listener_name,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        self.requests = RequestMetrics()
+        self.metrics: MetricsServer | None = None
         self._readying: asyncio.Task[None] | None = None
         self._client_listener = config.broker_endpoints[0].listener_name
         self.apis = BrokerApis(
@@ -248,7 +250,7 @@ class Broker:
         self._offline_dir_ids = tuple(self.data.offline_dir_ids)
         for endpoint in self.config.broker_endpoints:
             server = await start_server(
-                self.handle,
+                self.requests.wrap(self.handle),
                 Listener.BROKER,
                 host=endpoint.host,
                 port=endpoint.port,
@@ -270,7 +272,8 @@ class Broker:
             asyncio.create_task(self._follow_images(), name="replica-states"),
         ]
         self.data.start()
-        self._tasks.append(asyncio.create_task(self._report_bytes_out(), name="bytes-out-report"))
+        self._tasks.append(asyncio.create_task(report_bytes_out(self.data_apis), name="bytes-out"))
+        self.metrics = serve_broker_metrics(self.config, self.data_apis, self.isr, self.requests)
         LOG.info(
             "broker %d (incarnation %s) listening on %s",
             self.node_id,
@@ -310,6 +313,8 @@ class Broker:
             run.cancel()
         for server in self.servers:
             await server.close()
+        if self.metrics is not None:
+            self.metrics.close()
         await self.groups.close()
         await self.auto_create.close()
         await self.producer_ids.close()
@@ -377,11 +382,6 @@ class Broker:
             self.groups.follow_leadership()
             self.dynamic_config.refresh()
             await self._wait_applied(_other_than(applied), 30.0)
-
-    async def _report_bytes_out(self) -> None:
-        while True:
-            await asyncio.sleep(BYTES_OUT_REPORT_S)
-            self.data_apis.report_bytes_out()
 
     # ---- registration and heartbeats -------------------------------------------------------
 

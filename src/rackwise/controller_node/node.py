@@ -113,6 +113,7 @@ from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_se
 from rackwise.node.addresses import Endpoint
 from rackwise.node.authorization import authorization_of
 from rackwise.node.config import NodeConfig
+from rackwise.node.metrics import RequestMetrics
 from rackwise.node.properties_file import ConfigException
 from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
 from rackwise.raft.config import quorum_config
@@ -176,6 +177,8 @@ class ControllerNode:
         # ApiVersions is answered on the listener's thread, from the features as of the last
         # commit: (finalized features, their epoch), or None when there is no controller.
         self._features: handlers.Features | None = None
+        self.requests = RequestMetrics()
+        """The requests answered on the controller listener, for the metrics."""
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -230,7 +233,7 @@ class ControllerNode:
         """The controller listener, its sockets on a thread of their own."""
         endpoint = self.config.controller_endpoint
         self.server = await start_threaded_server(
-            self.handle,
+            self.requests.wrap(self.handle),
             Listener.CONTROLLER,
             host=endpoint.host,
             port=endpoint.port,

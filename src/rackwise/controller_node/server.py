@@ -26,8 +26,10 @@ import logging
 from collections.abc import Mapping
 from typing import Final
 
+from rackwise.controller_node.metrics import controller_collector
 from rackwise.controller_node.node import ControllerNode
 from rackwise.node.config import load_node_config
+from rackwise.node.metrics import chain, serve_metrics
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
 
@@ -48,8 +50,13 @@ def run_controller(config_path: str, overrides: Mapping[str, str] | None = None)
     async def main(stop: asyncio.Event) -> int:
         node = ControllerNode(config)
         node.open()
+        metrics = None
         try:
             await node.start()
+            metrics = serve_metrics(
+                config.properties,
+                chain(node.requests.collect, controller_collector(lambda: node.controller)),
+            )
             report_ready("controller", config.node_id, [node.endpoint])
             LOG.info("serving on %s", node.endpoint)
             stopping = asyncio.ensure_future(stop.wait())
@@ -58,6 +65,8 @@ def run_controller(config_path: str, overrides: Mapping[str, str] | None = None)
             stopping.cancel()
             dying.cancel()
         finally:
+            if metrics is not None:
+                metrics.close()
             await node.close()
         if node.fatal is not None:
             return 1

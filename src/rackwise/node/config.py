@@ -69,6 +69,7 @@ from rackwise.node.data_config import (
     DataConfigException,
     DataPathConfig,
 )
+from rackwise.node.metrics import METRICS_KEYS, metrics_address
 from rackwise.node.properties_file import (
     ConfigException,
     apply_overrides,
@@ -136,6 +137,7 @@ COMMON_KEYS: Final = frozenset(
         MAX_CONNECTIONS,
         MAX_CONNECTIONS_PER_IP,
         *AUTHORIZER_KEYS,
+        *METRICS_KEYS,
     }
 )
 """Keys both roles accept."""
@@ -271,6 +273,7 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
         if key in ROLE_KEYS[other]:
             raise ConfigException(f"{key} is a {other}'s configuration, not a {role}'s")
         raise ConfigException(f"Unknown configuration {key} for a {role}")
+    metrics_address(props)  # checked with the rest; served once the node starts
     node_id = _int(props, NODE_ID, None, minimum=0)
     protocols = _security_protocols(props)
     names = parse_names(props.get(CONTROLLER_LISTENER_NAMES, ""))

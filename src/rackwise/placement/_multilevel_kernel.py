@@ -21,12 +21,31 @@ from rackwise.topology.tree import IntArray
 UNSET: Final = -1
 """An empty replica slot in the work matrix; in the replay list, the end of a partition."""
 
+KEY_SHIFT: Final = 1 << 32
+"""A ring of brokers ranks a broker with f followers and l leaders by ``f * KEY_SHIFT + l``
+for a follower (fewest followers, then fewest leaders) and by ``l * KEY_SHIFT + f + l`` for a
+leader (fewest leaders, then fewest replicas). Balancing followers and leaders each, and
+breaking each one's ties by the other, keeps every broker's replicas within one of the others'
+whatever order leaders and followers arrive in: a broker that is one leader ahead of another is
+never also one follower ahead of it, since the step that would make it so had the other broker
+to choose at the same first key and a lower second one. Both keys only grow."""
+
 TreeArrays = tuple[IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray]
 """``(position, broker_ring, first_child, child_count, parent, is_fenced, num_brokers,
 num_unfenced)``: see :func:`tree_arrays`."""
 
 RingArrays = tuple[
-    IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
+    IntArray,
 ]
 """The fields of :class:`Rings`, in order."""
 
@@ -64,8 +83,10 @@ class Rings:
     """Per-node ring state. ``ring_start[n]``: the random first child of n;
     ``leader_pointer`` / ``follower_pointer[n]``: the next child of a ring of brokers;
     ``leader_turns`` / ``all_turns[n]``: the leaders / replicas n has handed on;
-    ``leader_picks`` / ``all_picks[c]``: those c received; ``least[n]``: the fewest replicas a
-    broker of n's ring holds, and ``at_least[n]`` how many brokers hold that few."""
+    ``leader_picks`` / ``all_picks[c]``: those c received. A ring of brokers ranks its brokers
+    by two keys (see :data:`KEY_SHIFT`); ``least_follower[n]`` is the
+    lowest follower key in n's ring and ``at_least_follower[n]`` how many brokers have it, and
+    ``least_leader`` / ``at_least_leader`` the same for the leader key."""
 
     ring_start: IntArray
     leader_pointer: IntArray
@@ -74,8 +95,10 @@ class Rings:
     all_turns: IntArray
     leader_picks: IntArray
     all_picks: IntArray
-    least: IntArray
-    at_least: IntArray
+    least_follower: IntArray
+    at_least_follower: IntArray
+    least_leader: IntArray
+    at_least_leader: IntArray
 
     @classmethod
     def start(cls, tree: RackTree, random: RandomSource) -> Rings:
@@ -98,6 +121,8 @@ class Rings:
             zeros(),
             zeros(),
             tree.child_count.copy(),
+            zeros(),
+            tree.child_count.copy(),
         )
 
     def arrays(self) -> RingArrays:
@@ -109,8 +134,10 @@ class Rings:
             self.all_turns,
             self.leader_picks,
             self.all_picks,
-            self.least,
-            self.at_least,
+            self.least_follower,
+            self.at_least_follower,
+            self.least_leader,
+            self.at_least_leader,
         )
 
 
@@ -125,7 +152,8 @@ def place_kernel(
     position, broker_ring, first_child, child_count, parent = tree[:5]
     is_fenced, num_brokers, num_unfenced = tree[5:]
     ring_start, leader_pointer, follower_pointer, leader_turns, all_turns = rings[:5]
-    leader_picks, all_picks, least, at_least = rings[5:]
+    leader_picks, all_picks, least_follower, at_least_follower = rings[5:9]
+    least_leader, at_least_leader = rings[9:]
     # The current partition's replicas under each node, and those on unfenced brokers.
     count = np.zeros(parent.shape[0], dtype=np.int64)
     count_unfenced = np.zeros(parent.shape[0], dtype=np.int64)
@@ -148,6 +176,47 @@ def place_kernel(
             count_unfenced[idx(node)] = 0
             node = parent[idx(node)]
 
+    def lowest(node: int, for_leader: bool) -> None:
+        """Find the lowest key of n's ring of brokers, and how many brokers have it."""
+        first = first_child[idx(node)]
+        low = -1
+        num_low = 0
+        for i in range(child_count[idx(node)]):
+            leaders = leader_picks[idx(first + i)]
+            followers = all_picks[idx(first + i)] - leaders
+            key = (
+                leaders * KEY_SHIFT + followers + leaders
+                if for_leader
+                else followers * KEY_SHIFT + leaders
+            )
+            if low < 0 or key < low:
+                low = key
+                num_low = 0
+            if key == low:
+                num_low += 1
+        if for_leader:
+            least_leader[idx(node)] = low
+            at_least_leader[idx(node)] = num_low
+        else:
+            least_follower[idx(node)] = low
+            at_least_follower[idx(node)] = num_low
+
+    def moved_up(node: int, child: int, is_leader: bool) -> None:
+        """Keep n's lowest keys after ``child`` took a replica (``is_leader``: as leader)."""
+        leaders = leader_picks[idx(child)]
+        followers = all_picks[idx(child)] - leaders
+        # The child's keys before this replica.
+        before_l = leaders - is_leader
+        before_f = followers - (1 - is_leader)
+        if before_l * KEY_SHIFT + before_f + before_l == least_leader[idx(node)]:
+            at_least_leader[idx(node)] -= 1
+            if at_least_leader[idx(node)] == 0:
+                lowest(node, True)
+        if before_f * KEY_SHIFT + before_l == least_follower[idx(node)]:
+            at_least_follower[idx(node)] -= 1
+            if at_least_follower[idx(node)] == 0:
+                lowest(node, False)
+
     def record(leaf: int, is_leader: bool) -> None:
         """Turn the rings on the path to ``leaf`` as if each node had chosen its path child."""
         child = leaf
@@ -159,83 +228,86 @@ def place_kernel(
                 leader_turns[idx(node)] += 1
                 leader_picks[idx(child)] += 1
             if broker_ring[idx(node)]:
-                size = child_count[idx(node)]
                 after = position[idx(child)] + 1
-                after = 0 if after == size else after
+                after = 0 if after == child_count[idx(node)] else after
                 if is_leader:
                     leader_pointer[idx(node)] = after
                 else:
                     follower_pointer[idx(node)] = after
-                if all_picks[idx(child)] - 1 == least[idx(node)]:
-                    at_least[idx(node)] -= 1
-                    if at_least[idx(node)] == 0:  # every broker moved up: the new lowest load
-                        first = first_child[idx(node)]
-                        low = all_picks[idx(child)]
-                        num_low = 0
-                        for i in range(size):
-                            load = all_picks[idx(first + i)]
-                            if load < low:
-                                low = load
-                                num_low = 0
-                            if load == low:
-                                num_low += 1
-                        least[idx(node)] = low
-                        at_least[idx(node)] = num_low
+                moved_up(node, child, is_leader)
             child = node
             node = parent[idx(node)]
 
     def leader_in_ring(node: int) -> int:
-        """A ring of brokers hands a leader to the next free unfenced broker after the last."""
+        """A leader goes to the free unfenced broker with the lowest leader key, ties in ring
+        order from the last one chosen; a broker at the ring's lowest key cannot be beaten."""
         first = first_child[idx(node)]
         size = child_count[idx(node)]
         j = leader_pointer[idx(node)]
+        low = least_leader[idx(node)]
+        best = UNSET
+        best_key = 0
         for _ in range(size):
             child: int = first + j
             j = 0 if j + 1 == size else j + 1
-            if num_unfenced[idx(child)] > count_unfenced[idx(child)]:
-                return child
-        return UNSET
+            if num_unfenced[idx(child)] == count_unfenced[idx(child)]:
+                continue
+            leaders = leader_picks[idx(child)]
+            key = leaders * KEY_SHIFT + all_picks[idx(child)]
+            if best < 0 or key < best_key:
+                best, best_key = child, key
+                if key <= low:
+                    break
+        return best
 
     def follower_in_ring(node: int) -> int:
-        """A follower goes to the least loaded free broker, unfenced first, ties in ring order
-        from the last one chosen; a broker at the ring's lowest load cannot be beaten."""
+        """A follower goes to the free broker with the lowest follower key, unfenced first, ties
+        in ring order from the last one chosen; a broker at the ring's lowest key cannot be
+        beaten."""
         first = first_child[idx(node)]
         size = child_count[idx(node)]
         j = follower_pointer[idx(node)]
-        low = least[idx(node)]
+        low = least_follower[idx(node)]
         best = UNSET
         best_fenced = 1
-        best_total = 0
+        best_key = 0
         for _ in range(size):
             child = first + j
             j = 0 if j + 1 == size else j + 1
             if count[idx(child)] == num_brokers[idx(child)]:
                 continue
             fenced_only = 0 if num_unfenced[idx(child)] > count_unfenced[idx(child)] else 1
-            total = all_picks[idx(child)]
+            leaders = leader_picks[idx(child)]
+            key = (all_picks[idx(child)] - leaders) * KEY_SHIFT + leaders
             if (
                 best < 0
                 or fenced_only < best_fenced
-                or (fenced_only == best_fenced and total < best_total)
+                or (fenced_only == best_fenced and key < best_key)
             ):
-                best, best_fenced, best_total = child, fenced_only, total
-                if fenced_only == 0 and total <= low:
+                best, best_fenced, best_key = child, fenced_only, key
+                if fenced_only == 0 and key <= low:
                     break
         return best
 
     def by_weight(node: int, is_leader: bool) -> int:
         """The child with the fewest of the partition's replicas, then (followers) one with a
-        free unfenced broker, then the most credit of a smooth weighted round robin, ties in
-        ring order. Weights are unfenced brokers for leaders (only children with a free
-        unfenced broker may lead) and all brokers for followers; a child's credit is its weight
-        times the node's turns, less the node's weight times the child's picks. Leaders and
-        followers have a loop each: a branch per child costs a seventh of the placement."""
+        free unfenced broker, then the most credit of a smooth weighted round robin, ties by
+        the most credit of the round robin of all replicas, then in ring order. Leaders count
+        leaders, weighted by unfenced brokers (only children with a free unfenced broker may
+        lead); followers count followers, weighted by all brokers; a child's credit is its
+        weight times the node's turns, less the node's weight times the child's picks. The
+        tie-break is :data:`KEY_SHIFT`'s rule, so a child ahead by a leader is never ahead by a
+        follower too. Leaders and followers have a loop each: a branch per child costs a
+        seventh of the placement."""
         first = first_child[idx(node)]
         size = child_count[idx(node)]
         best = UNSET
         best_rank = 0  # the partition's replicas under the child; twice, +1 if only fenced ones
         best_credit = 0
+        best_all = 0
         j = ring_start[idx(node)]
+        all_weight = num_brokers[idx(node)]
+        all_turn = all_turns[idx(node)] + 1
         if is_leader:
             node_weight = num_unfenced[idx(node)]
             node_turn = leader_turns[idx(node)] + 1
@@ -247,11 +319,13 @@ def place_kernel(
                     continue
                 rank = count[idx(child)]
                 credit = weight * node_turn - node_weight * leader_picks[idx(child)]
-                if best < 0 or rank < best_rank or (rank == best_rank and credit > best_credit):
-                    best, best_rank, best_credit = child, rank, credit
+                if best >= 0 and (rank > best_rank or (rank == best_rank and credit < best_credit)):
+                    continue
+                total = num_brokers[idx(child)] * all_turn - all_weight * all_picks[idx(child)]
+                if best < 0 or rank < best_rank or credit > best_credit or total > best_all:
+                    best, best_rank, best_credit, best_all = child, rank, credit, total
             return best
-        node_weight = num_brokers[idx(node)]
-        node_turn = all_turns[idx(node)] + 1
+        node_turn = all_turn - leader_turns[idx(node)]
         for _ in range(size):
             child = first + j
             j = 0 if j + 1 == size else j + 1
@@ -260,9 +334,13 @@ def place_kernel(
             if held == weight:
                 continue
             rank = 2 * held + (0 if num_unfenced[idx(child)] > count_unfenced[idx(child)] else 1)
-            credit = weight * node_turn - node_weight * all_picks[idx(child)]
-            if best < 0 or rank < best_rank or (rank == best_rank and credit > best_credit):
-                best, best_rank, best_credit = child, rank, credit
+            picks = all_picks[idx(child)]
+            credit = weight * node_turn - all_weight * (picks - leader_picks[idx(child)])
+            if best >= 0 and (rank > best_rank or (rank == best_rank and credit < best_credit)):
+                continue
+            total = weight * all_turn - all_weight * picks
+            if best < 0 or rank < best_rank or credit > best_credit or total > best_all:
+                best, best_rank, best_credit, best_all = child, rank, credit, total
         return best
 
     is_leader = True

@@ -31,11 +31,16 @@ Algorithm
     goes to the child that (1) still has a broker free for this partition, (2) holds the fewest of
     the partition's replicas so far, (3) has a free unfenced broker, if any such child does, and
     (4) is furthest behind its share: a smooth weighted round robin, which on equal weights is the
-    ring. Ties follow the ring. A node whose children are all brokers turns its ring directly: the
-    next free broker after the last one chosen, unfenced first. Leaders and followers keep separate
-    rings, so both are balanced. The rings carry over from partition to partition; adding
-    partitions or replicas replays the existing assignment through them first, so placement picks
-    up where it left off.
+    ring. A node whose children are all brokers gives a leader to the free unfenced broker with the
+    fewest leaders and a follower to the free broker with the fewest followers, unfenced first.
+    Leaders and followers keep separate rings, so both are balanced; a tie on one's count goes to
+    the child with fewer of all replicas (fewer leaders, for a follower), then follows the ring.
+    That tie-break is what keeps replicas within one per broker when the replication factor is
+    not a multiple of a node's children: a child one leader ahead of another never also gets one
+    follower ahead of it (54 brokers, fan-outs 3, 2, 3 with three brokers a rack, RF 4 and 216
+    partitions: 16 replicas and 4 leaders each). The rings carry over from partition to
+    partition; adding partitions or replicas replays the existing assignment through them first,
+    so placement picks up where it left off.
 
 Existing replicas
     A partition that already holds replicas keeps them, in order; they count as the partition's
