@@ -2,16 +2,15 @@
 without its threads; the network layer calls one method at a time).
 
 Goals
-    Every change to the cluster's metadata is a command that reads the current image and
-    produces records and a reply; the records are appended to the metadata log, durably, then
-    replayed into the image, and only then is the reply given. A controller that opens a log
-    recovers the image from it (newest snapshot, then the records after it) through the same
-    replay, and writes a snapshot whenever
-    ``metadata.log.max.record.bytes.between.snapshots`` bytes have been appended since the last:
-    inline by default, or, with ``is_snapshot_deferred``, by its caller (a process writes it on
-    a worker thread, off the request path, as Kafka's snapshot generator does): the controller
-    hands out a :class:`SnapshotJob` (the immutable image and the end offset it is as of) and
-    is told when it was written or failed.
+    Every change to the cluster's metadata is a command that reads the current image and produces
+    records and a reply; the records are appended to the metadata log, durably, then replayed into
+    the image, and only then is the reply given. A controller that opens a log recovers the image
+    from it (newest snapshot, then the records after it) through the same replay, and writes a
+    snapshot whenever ``metadata.log.max.record.bytes.between.snapshots`` bytes have been appended
+    since the last: inline by default, or, with ``is_snapshot_deferred``, by its caller (a process
+    writes it on a worker thread, off the request path, as Kafka's snapshot generator does): the
+    controller hands out a :class:`SnapshotJob` (the immutable image and the end offset it is as of)
+    and is told when it was written or failed.
 
 Constraints
     A failed append changes nothing (the command raises, the image stays as it was). No
@@ -33,8 +32,7 @@ Algorithm
     is not led by its first replica, a run is scheduled ``leader.imbalance.check.interval.seconds``
     later, or :data:`BALANCE_RETRY_MS` later if the last run stopped at its bound. The caller
     asks :meth:`Controller.next_balance_time_ms` and calls
-    :meth:`Controller.maybe_balance_partition_leaders` when it is due; its records are one
-    commit.
+    :meth:`Controller.maybe_balance_partition_leaders` when due; its records are one commit.
     Deferred snapshots: :meth:`Controller.maybe_begin_snapshot` returns a job when the
     threshold is crossed and no job is out; at most one is out at a time. A failed job is
     retried only once another threshold's worth of bytes has been appended.
@@ -119,9 +117,8 @@ class RandomBits(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SnapshotJob:
-    """A snapshot to write: ``image`` is the image of every record below ``end_offset``
-    (images are immutable values, so it may be written out on another thread while commits
-    go on)."""
+    """A snapshot to write: ``image`` is the image of every record below ``end_offset`` (images
+    are immutable, so it may be written out on another thread while commits go on)."""
 
     image: MetadataImage
     end_offset: int
@@ -139,9 +136,8 @@ class Recovery:
 
 class Controller:
     """The active controller over ``log`` (see the module docstring). ``random`` draws topic ids
-    and seeds the placer: a process passes ``random.SystemRandom()`` (Kafka's
-    ``Uuid.randomUuid`` draws from the operating system's entropy), a test a seeded
-    ``random.Random``."""
+    and seeds the placer: a process passes ``random.SystemRandom()`` (Kafka's ``Uuid.randomUuid``
+    draws from the operating system's entropy), a test a seeded ``random.Random``."""
 
     def __init__(
         self,

@@ -110,8 +110,9 @@ def create_replica_placement(
     :func:`placement_candidates`. ``force_simple_placement`` uses Kafka's rack-unaware
     assignment. More than the partitions bound of a CreateTopics request is refused before
     anything is placed. Rows in fewer failure domains than ``rule`` (the default
-    ``min.insync.racks``) asks are refused as CreateTopics would refuse them. With an authorizer, the request needs
-    what a CreateTopics naming no topic would: CREATE on the cluster (:mod:`rackwise.node.gates`)."""
+    ``min.insync.racks``) asks are refused as CreateTopics would refuse them. With an
+    authorizer, the request needs what a CreateTopics naming no topic would: CREATE on the
+    cluster (:mod:`rackwise.node.gates`)."""
     try:
         if request.num_partitions <= 0:
             raise InvalidPartitionsException("Number of partitions must be larger than 0.")
