@@ -10,8 +10,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import Any, Final, NoReturn
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Final, NoReturn, TypeAlias
 
 from rackwise import __version__
 from rackwise.cli.errors import CommandError
@@ -175,6 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run(parser, args_list, exit_now=program, restore=previous)
 
 
+SignalHandler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+"""What ``signal.signal`` takes and gives back: a function, SIG_DFL or SIG_IGN, or None for a
+handler not set from Python."""
+
+
 def _exit_interrupted(_signum: int, _frame: object) -> None:
     os.write(2, b"error: interrupted\n")
     os._exit(130)
@@ -193,7 +199,7 @@ def _interrupted(*, exit_now: bool) -> int:
 
 
 def _run(
-    parser: Parser, args_list: list[str], *, exit_now: bool = False, restore: Any = None
+    parser: Parser, args_list: list[str], *, exit_now: bool = False, restore: SignalHandler = None
 ) -> int:
     """Parse and run; ``restore``, if given, is the SIGINT handler the command runs under (it
     may install its own: asyncio does only over Python's default one)."""

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from rackwise.storage.batch_header import (
+from rackwise.records.batch_v2 import (
     BATCH_HEADER_BYTES,
     COMPRESSION_MASK,
     COMPRESSION_NAMES,

@@ -95,9 +95,9 @@ from rackwise.groups.offsets import (
 )
 from rackwise.image import MetadataImage, TopicImage, endpoint_on
 from rackwise.node.data_config import DataPathConfig
+from rackwise.records.batch_v2 import iter_headers
 from rackwise.replica.manager import ReplicaManager
 from rackwise.storage.batch import build_batch
-from rackwise.storage.batch_header import iter_headers
 from rackwise.storage.log import LogAppendInfo
 from rackwise.storage.record_codec import iter_records
 

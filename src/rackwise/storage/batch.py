@@ -13,7 +13,7 @@ Constraints
     objects. Compressed batches are stored as sent and not decompressed (below).
 
 Algorithm
-    The header's layout is in :mod:`rackwise.storage.batch_header` (whose names this module
+    The header's layout is in :mod:`rackwise.records.batch_v2` (whose names this module
     re-exports). The CRC32C covers bytes 21 to the end, so the base offset (byte 0) and the
     leader epoch (byte 12) can be written without touching it; changing the attributes or the
     max timestamp (LogAppendTime) recomputes it, as Kafka's ``DefaultRecordBatch.setMaxTimestamp``
@@ -61,8 +61,7 @@ from dataclasses import dataclass
 
 from crc32c import crc32c
 
-from rackwise.records.batch_v2 import build_batch
-from rackwise.storage.batch_header import (
+from rackwise.records.batch_v2 import (
     ATTRIBUTES_AT,
     ATTRIBUTES_STRUCT,
     BATCH_HEADER_BYTES,
@@ -92,6 +91,7 @@ from rackwise.storage.batch_header import (
     TRANSACTIONAL_MASK,
     UINT32_STRUCT,
     BatchHeader,
+    build_batch,
     check_batches,
     compute_crc,
     crc_matches,
