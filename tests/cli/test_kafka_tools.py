@@ -6,6 +6,7 @@ Kafka's tools print them."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -402,6 +403,80 @@ def test_dump_log_prints_a_brokers_segment_and_the_metadata_log(
     assert "controlType: LEADER_CHANGE(2)" in decoded.stdout
     unknown = rackwise("dump-log", "--files", str(directory / "cluster.json"))
     assert unknown.stderr == f"Ignoring unknown file {directory / 'cluster.json'}\n"
+
+
+def test_dump_log_decodes_offsets_snapshots_and_checks_indexes(
+    cluster: tuple[str, Path],
+) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    servers, directory = cluster
+    created = rackwise(
+        "topics", "--bootstrap-server", servers, "--create", "--topic", "rolled", "--partitions",
+        "1", "--replication-factor", "1", "--config", "segment.bytes=300", "--config",
+        "index.interval.bytes=0",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    producer = Producer({"bootstrap.servers": servers, "enable.idempotence": True})
+    for batch in range(4):  # a batch of three records at a time: a segment rolls after each
+        for i in range(3):
+            producer.produce("rolled", key=b"k", value=b"v%d" % (batch * 3 + i))
+        producer.flush(30)
+    del producer
+    consumer = Consumer({
+        "bootstrap.servers": servers, "group.id": "dumped", "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    })  # fmt: skip
+    consumer.subscribe([TOPIC])
+    while consumer.poll(0.5) is None or not consumer.assignment():
+        pass
+    consumer.commit(offsets=[TopicPartition(TOPIC, p, 10) for p in range(3)], asynchronous=False)
+    consumer.close()
+    [log] = directory.glob("broker-*/data/rolled-0")
+    [snapshot, *_] = sorted(log.glob("*.snapshot"))
+    dumped = rackwise("dump-log", "--files", str(snapshot))
+    assert dumped.returncode == 0, dumped.stderr
+    [line] = dumped.stdout.splitlines()[1:]
+    last = int(snapshot.stem) - 1  # the snapshot holds the batches below its offset
+    assert re.fullmatch(
+        r"producerId: \d+ producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        rf"OptionalLong.empty lastTimestamp: (\d+) firstSequence: {last - 2} lastSequence: "
+        rf"{last} lastOffset: {last} offsetDelta: 2 timestamp: \1",
+        line,
+    ), line
+    index, times = (
+        snapshot.with_name(f"00000000000000000000{s}") for s in (".index", ".timeindex")
+    )
+    checked = rackwise("dump-log", "--files", f"{index},{times}", "--verify-index-only")
+    assert (checked.returncode, checked.stdout, checked.stderr) == (
+        0, f"Dumping {index}\nDumping {times}\n", "",
+    )  # fmt: skip
+    sane = rackwise("dump-log", "--files", f"{index},{times}", "--index-sanity-check")
+    assert sane.stdout.splitlines() == [
+        f"Dumping {index}", f"{index} passed sanity check.",
+        f"Dumping {times}", f"{times} passed sanity check.",
+    ]  # fmt: skip
+    segment = index.with_suffix(".log")
+    bare = rackwise("dump-log", "--files", str(segment), "--skip-record-metadata",
+                    "--print-data-log", "--max-bytes", "100000")  # fmt: skip
+    assert bare.stdout.splitlines()[3:6] == ["| key: k payload: v0", "| key: k payload: v1",
+                                             "| key: k payload: v2"]  # fmt: skip
+    offsets = [p for p in directory.glob("broker-*/data/__consumer_offsets-*/0*.log")
+               if p.stat().st_size]  # fmt: skip
+    decoded = rackwise("dump-log", "--files", ",".join(map(str, offsets)), "--offsets-decoder")
+    assert decoded.returncode == 0, decoded.stderr
+    keys = re.findall(r" key: (\{.*?\}\}) payload: (.*)$", decoded.stdout, re.MULTILINE)
+    commits = [(json.loads(k), json.loads(v)) for k, v in keys if '"type":"1"' in k]
+    assert {c["data"]["partition"] for c, _ in commits} == {0, 1, 2}
+    assert all(c["data"]["group"] == "dumped" and v["version"] == "3" for c, v in commits)
+    assert {v["data"]["offset"] for _, v in commits} == {10}
+    groups = [json.loads(v) for k, v in keys if k == '{"type":"2","data":{"group":"dumped"}}']
+    joined = [g for g in groups if g["data"]["members"]]
+    assert joined and joined[0]["data"]["protocolType"] == "consumer"
+    assert joined[0]["data"]["members"][0]["subscription"]["topics"] == [TOPIC]
+    refused = rackwise("dump-log", "--files", str(segment), "--transaction-log-decoder")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: --transaction-log-decoder: rackwise keeps no ")
 
 
 def test_metadata_quorum_asks_a_controller_and_perf_test_takes_bootstrap_server(
