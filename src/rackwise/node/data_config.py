@@ -83,6 +83,8 @@ GROUP_MIN_SESSION_TIMEOUT_MS: Final = "group.min.session.timeout.ms"
 GROUP_MAX_SESSION_TIMEOUT_MS: Final = "group.max.session.timeout.ms"
 GROUP_INITIAL_REBALANCE_DELAY_MS: Final = "group.initial.rebalance.delay.ms"
 GROUP_MAX_SIZE: Final = "group.max.size"
+CORDONED_LOG_DIRS: Final = "cordoned.log.dirs"
+"""KIP-1066: the log directories that take no new replica (``*``: every one); dynamic."""
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -124,7 +126,7 @@ TOPIC_SYNONYM_KEYS: Final = frozenset(
 )
 """The broker-level names of topic keys (``log.segment.bytes``, ``message.max.bytes``...)."""
 DATA_PATH_KEYS: Final = frozenset(
-    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, *TOPIC_SYNONYM_KEYS}
+    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, CORDONED_LOG_DIRS, *TOPIC_SYNONYM_KEYS}
 )
 """Every key this module reads from a broker's properties."""
 
@@ -171,6 +173,7 @@ class DataPathConfig:
     auto_create_topics_enable: bool
     log_cleaner_enable: bool
     replica_selector_class: str
+    cordoned_log_dirs: tuple[str, ...] = ()
 
     def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
         """This configuration with the values the data path reads as it goes taken from
@@ -187,6 +190,7 @@ class DataPathConfig:
             follower_replication_throttled_rate=dynamic.int_value(
                 FOLLOWER_REPLICATION_THROTTLED_RATE
             ),
+            cordoned_log_dirs=_names(dynamic.value(CORDONED_LOG_DIRS)),
         )
 
     @staticmethod
@@ -204,6 +208,7 @@ class DataPathConfig:
         except SelectorPluginException as e:
             raise DataConfigException(str(e)) from None
         values["replica_selector_class"] = selector
+        values["cordoned_log_dirs"] = _names(props.get(CORDONED_LOG_DIRS))
         return DataPathConfig(**values)  # type: ignore[arg-type]
 
 
@@ -246,3 +251,8 @@ class TopicSettingsSource:
             log_config=LogConfig.from_topic_configs(effective),
             min_insync_replicas=int(effective.get("min.insync.replicas", "1")),
         )
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """A list key's entries (comma-separated, blanks dropped)."""
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
