@@ -6,6 +6,7 @@ Kafka's tools print them."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -244,6 +245,122 @@ def test_console_consumer_refuses_as_kafka(cluster: tuple[str, Path]) -> None:
         assert (done.returncode, done.stderr) == (1, f"error: {message}\n"), flags
 
 
+def test_console_producer_takes_kafkas_reader_and_producer_flags(
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
+    servers, _ = cluster
+    topic = "console-flags"
+    created = rackwise(
+        "topics", "--bootstrap-server", servers, "--create", "--topic", topic,
+        "--partitions", "1", "--replication-factor", "1",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    (tmp_path / "reader.properties").write_text("parse.key=true\nkey.separator=:\n")
+    (tmp_path / "producer.properties").write_text("linger.ms=5\nclient.id=flags\n")
+    sent = console_producer(
+        servers, topic, "a=1\nb=2\n",
+        "--reader-config", str(tmp_path / "reader.properties"),
+        "--reader-property", "key.separator==",  # --property wins over the file
+        "--producer.config", str(tmp_path / "producer.properties"),
+        "--producer-property", "acks=1",
+        "--line-reader", "org.apache.kafka.tools.LineMessageReader",
+        "--batch-size", "100", "--message-send-max-retries", "2", "--retry-backoff-ms", "50",
+        "--max-memory-bytes", "1048576", "--metadata-expiry-ms", "10000", "--sync",
+        "--compression-codec", "--request-timeout-ms", "5000", "--max-block-ms", "1000",
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    from_file = console_producer(
+        servers, topic, "c:3\nd=4\n", "--reader-config", str(tmp_path / "reader.properties")
+    )
+    assert (from_file.returncode, from_file.stderr) == (
+        1, "error: No key separator found on line number 2: 'd=4'\n",
+    )  # fmt: skip
+    read = rackwise(
+        "console-consumer", "--bootstrap-server", servers, "--topic", topic, "--from-beginning",
+        "--max-messages", "3", "--formatter-property", "print.key=true",
+    )  # fmt: skip
+    assert (read.returncode, read.stdout) == (0, "a\t1\nb\t2\nc\t3\n"), read.stderr
+    for flags, message in {
+        ("--batch-size", "abc"): "Cannot parse argument 'abc' of option batch-size",
+        ("--compression-codec", "brotli"): "Unknown compression codec: brotli",
+        ("--line-reader", "kafka.tools.LineMessageReader"): (
+            "java.lang.ClassNotFoundException: kafka.tools.LineMessageReader (the line reader "
+            "is org.apache.kafka.tools.LineMessageReader)"
+        ),
+    }.items():
+        refused = console_producer(servers, topic, "", *flags)
+        assert (refused.returncode, refused.stderr) == (1, f"error: {message}\n"), flags
+
+
+def test_console_consumer_formatters_deserializers_and_config_files(
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
+    from kafka import KafkaProducer
+
+    servers, _ = cluster
+    topic = "typed"
+    created = rackwise(
+        "topics", "--bootstrap-server", servers, "--create", "--topic", topic,
+        "--partitions", "1", "--replication-factor", "1",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    producer = KafkaProducer(bootstrap_servers=servers)
+    for key, value in ((b"\0\0\0\x07", b"\0" * 7 + b"\x09"), (b"abc", b"\0" * 8), (None, b"x")):
+        producer.send(topic, key=key, value=value, timestamp_ms=1700000000000)
+    producer.flush()
+    producer.close()
+    serde = "org.apache.kafka.common.serialization."
+    (tmp_path / "formatter.properties").write_text("print.key=true\nprint.partition=true\n")
+    base = ("console-consumer", "--bootstrap-server", servers, "--from-beginning", "--timeout-ms",
+            "3000", "--formatter-config", str(tmp_path / "formatter.properties"))  # fmt: skip
+    typed = rackwise(
+        *base, "--include", "typ.*", "--key-deserializer", serde + "IntegerDeserializer",
+        "--value-deserializer", serde + "LongDeserializer", "--skip-message-on-error",
+    )  # fmt: skip
+    assert typed.returncode == 0, typed.stderr
+    assert typed.stdout == "Partition:0\t7\t9\n"  # the other two are not 4 and 8 bytes
+    skipped = [line for line in typed.stderr.splitlines() if "skipping" in line]
+    assert skipped == [
+        "ERROR Error processing message, skipping this message: org.apache.kafka.common."
+        "errors.SerializationException: Size of data received by IntegerDeserializer is not 4",
+        "ERROR Error processing message, skipping this message: org.apache.kafka.common."
+        "errors.SerializationException: Size of data received by LongDeserializer is not 8",
+    ]
+    assert typed.stderr.endswith("Processed a total of 3 messages\n")
+    halted = rackwise(*base, "--topic", topic, "--key-deserializer", serde + "IntegerDeserializer")
+    assert halted.returncode == 1
+    assert halted.stderr.splitlines()[-2:] == [
+        "Processed a total of 2 messages",
+        "error: Unknown error when running consumer: org.apache.kafka.common.errors."
+        "SerializationException: Size of data received by IntegerDeserializer is not 4",
+    ]
+    logged = rackwise(
+        *base, "--topic", topic, "--formatter",
+        "org.apache.kafka.tools.consumer.LoggingMessageFormatter", "--property", "print.key=false",
+        "--property", "print.partition=false", "--max-messages", "1",
+    )  # fmt: skip
+    assert logged.stdout == "\x00\x00\x00\x00\x00\x00\x00\t\n"
+    assert "INFO CreateTime:1700000000000, key:\x00\x00\x00\x07, value:" in logged.stderr
+    (tmp_path / "consumer.properties").write_text("group.id=from-file\n")
+    for flags, message in {
+        ("--formatter", "kafka.tools.NoSuchFormatter"): (
+            "java.lang.ClassNotFoundException: kafka.tools.NoSuchFormatter (formatters: "
+            "org.apache.kafka.tools.consumer.DefaultMessageFormatter, org.apache.kafka.tools."
+            "consumer.LoggingMessageFormatter, org.apache.kafka.tools.consumer."
+            "NoOpMessageFormatter)"
+        ),
+        ("--consumer.config", str(tmp_path / "consumer.properties"), "--group", "g"): (
+            "The group ids provided in different places (directly using '--group', via "
+            "'--consumer-property', or via '--consumer.config') do not match. Detected group "
+            "ids: 'from-file', 'g'"
+        ),
+        ("--max-messages", "many"): "Cannot parse argument 'many' of option max-messages",
+    }.items():
+        refused = rackwise("console-consumer", "--bootstrap-server", servers, "--topic", topic,
+                           *flags)  # fmt: skip
+        assert (refused.returncode, refused.stderr) == (1, f"error: {message}\n"), flags
+
+
 def console_producer(servers: str, topic: str, text: str, *flags: str) -> Any:
     """``rackwise console-producer`` with ``text`` on its standard input."""
     return subprocess.run(
@@ -286,6 +403,80 @@ def test_dump_log_prints_a_brokers_segment_and_the_metadata_log(
     assert "controlType: LEADER_CHANGE(2)" in decoded.stdout
     unknown = rackwise("dump-log", "--files", str(directory / "cluster.json"))
     assert unknown.stderr == f"Ignoring unknown file {directory / 'cluster.json'}\n"
+
+
+def test_dump_log_decodes_offsets_snapshots_and_checks_indexes(
+    cluster: tuple[str, Path],
+) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    servers, directory = cluster
+    created = rackwise(
+        "topics", "--bootstrap-server", servers, "--create", "--topic", "rolled", "--partitions",
+        "1", "--replication-factor", "1", "--config", "segment.bytes=300", "--config",
+        "index.interval.bytes=0",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    producer = Producer({"bootstrap.servers": servers, "enable.idempotence": True})
+    for batch in range(4):  # a batch of three records at a time: a segment rolls after each
+        for i in range(3):
+            producer.produce("rolled", key=b"k", value=b"v%d" % (batch * 3 + i))
+        producer.flush(30)
+    del producer
+    consumer = Consumer({
+        "bootstrap.servers": servers, "group.id": "dumped", "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    })  # fmt: skip
+    consumer.subscribe([TOPIC])
+    while consumer.poll(0.5) is None or not consumer.assignment():
+        pass
+    consumer.commit(offsets=[TopicPartition(TOPIC, p, 10) for p in range(3)], asynchronous=False)
+    consumer.close()
+    [log] = directory.glob("broker-*/data/rolled-0")
+    [snapshot, *_] = sorted(log.glob("*.snapshot"))
+    dumped = rackwise("dump-log", "--files", str(snapshot))
+    assert dumped.returncode == 0, dumped.stderr
+    [line] = dumped.stdout.splitlines()[1:]
+    last = int(snapshot.stem) - 1  # the snapshot holds the batches below its offset
+    assert re.fullmatch(
+        r"producerId: \d+ producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        rf"OptionalLong.empty lastTimestamp: (\d+) firstSequence: {last - 2} lastSequence: "
+        rf"{last} lastOffset: {last} offsetDelta: 2 timestamp: \1",
+        line,
+    ), line
+    index, times = (
+        snapshot.with_name(f"00000000000000000000{s}") for s in (".index", ".timeindex")
+    )
+    checked = rackwise("dump-log", "--files", f"{index},{times}", "--verify-index-only")
+    assert (checked.returncode, checked.stdout, checked.stderr) == (
+        0, f"Dumping {index}\nDumping {times}\n", "",
+    )  # fmt: skip
+    sane = rackwise("dump-log", "--files", f"{index},{times}", "--index-sanity-check")
+    assert sane.stdout.splitlines() == [
+        f"Dumping {index}", f"{index} passed sanity check.",
+        f"Dumping {times}", f"{times} passed sanity check.",
+    ]  # fmt: skip
+    segment = index.with_suffix(".log")
+    bare = rackwise("dump-log", "--files", str(segment), "--skip-record-metadata",
+                    "--print-data-log", "--max-bytes", "100000")  # fmt: skip
+    assert bare.stdout.splitlines()[3:6] == ["| key: k payload: v0", "| key: k payload: v1",
+                                             "| key: k payload: v2"]  # fmt: skip
+    offsets = [p for p in directory.glob("broker-*/data/__consumer_offsets-*/0*.log")
+               if p.stat().st_size]  # fmt: skip
+    decoded = rackwise("dump-log", "--files", ",".join(map(str, offsets)), "--offsets-decoder")
+    assert decoded.returncode == 0, decoded.stderr
+    keys = re.findall(r" key: (\{.*?\}\}) payload: (.*)$", decoded.stdout, re.MULTILINE)
+    commits = [(json.loads(k), json.loads(v)) for k, v in keys if '"type":"1"' in k]
+    assert {c["data"]["partition"] for c, _ in commits} == {0, 1, 2}
+    assert all(c["data"]["group"] == "dumped" and v["version"] == "3" for c, v in commits)
+    assert {v["data"]["offset"] for _, v in commits} == {10}
+    groups = [json.loads(v) for k, v in keys if k == '{"type":"2","data":{"group":"dumped"}}']
+    joined = [g for g in groups if g["data"]["members"]]
+    assert joined and joined[0]["data"]["protocolType"] == "consumer"
+    assert joined[0]["data"]["members"][0]["subscription"]["topics"] == [TOPIC]
+    refused = rackwise("dump-log", "--files", str(segment), "--transaction-log-decoder")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: --transaction-log-decoder: rackwise keeps no ")
 
 
 def test_metadata_quorum_asks_a_controller_and_perf_test_takes_bootstrap_server(

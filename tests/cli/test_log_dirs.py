@@ -28,8 +28,9 @@ def run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
     async def live_brokers(_addresses: Any) -> dict[int, tuple[str, int]]:
         return {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)}
 
-    async def describe_broker(address: tuple[str, int]) -> Any:
-        return answer((f"/data/{address[1]}", 0, [("t", 0, address[1], 0, False)]))
+    async def describe_broker(address: tuple[str, int], broker_id: int | None = None) -> Any:
+        given = answer((f"/data/{address[1]}", 0, [("t", 0, address[1], 0, False)]))
+        return given if broker_id is None else (given, None)  # no cordoned.log.dirs to tell
 
     monkeypatch.setattr(log_dirs_calls, "live_brokers", live_brokers)
     monkeypatch.setattr(log_dirs_calls, "describe_broker", describe_broker)

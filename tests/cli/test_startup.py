@@ -9,41 +9,48 @@ import sys
 
 import pytest
 
-HEAVY = ("kio", "kafka", "confluent_kafka", "numpy", "pyarrow", "pyspark", "rackwise.protocol")
-LIGHT_COMMANDS = (
-    "topics", "configs", "placement", "log-dirs", "consumer-groups", "metadata-quorum",
-    "get-offsets", "delete-records", "leader-election", "console-producer", "console-consumer",
-    "dump-log", "producer-perf-test", "consumer-perf-test", "cluster", "metadata", "broker",
-    "controller", "pipeline", "place",
+from rackwise.cli.main import SUBCOMMANDS
+
+HEAVY = (
+    "kio", "kafka", "confluent_kafka", "aiokafka", "numpy", "numba", "pandas", "pyarrow",
+    "pyspark", "networkx", "cryptography", "prometheus_client", "asyncio", "rackwise.protocol",
 )  # fmt: skip
 
 
-def _loaded(arguments: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+def _loaded(*runs: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The heavy modules loaded once ``rackwise`` has run with each argument list in turn."""
     code = (
         "import sys, rackwise.cli.main as m\n"
-        f"try:\n    m.main({arguments!r})\nexcept SystemExit:\n    pass\n"
-        f"print(sorted({{n.split('.')[0] if not n.startswith('rackwise') else n for n in "
-        f"sys.modules if n.startswith({heavy!r})}}))"
+        + "".join(
+            f"try:\n    m.main({arguments!r})\nexcept SystemExit:\n    pass\n" for arguments in runs
+        )
+        + (
+            f"print(sorted({{n.split('.')[0] if not n.startswith('rackwise') else n for n in "
+            f"sys.modules if n.startswith({heavy!r})}}))"
+        )
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return [n for n in eval(done.stdout.splitlines()[-1])]
 
 
-@pytest.mark.parametrize("command", LIGHT_COMMANDS)
-def test_help_loads_no_heavy_module(command: str) -> None:
-    assert _loaded([command, "--help"]) == []
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_help_and_a_mistyped_flag_load_no_heavy_module(command: str) -> None:
+    assert _loaded([command, "--help"], [command, "--no-such-flag"]) == []
+
+
+def test_the_top_level_help_and_a_mistyped_command_load_no_heavy_module() -> None:
+    assert _loaded(["--help"], ["topcis"], []) == []
 
 
 def test_a_refusal_loads_no_heavy_module() -> None:
-    with_asyncio = (*HEAVY, "asyncio")
     for refused in (
         ["get-offsets", "--bootstrap-server", "x:1", "--time", "soon"],
         ["delete-records", "--bootstrap-server", "x:1"],
         ["leader-election", "--bootstrap-server", "x:1", "--election-type", "preferred"],
         ["console-consumer", "--bootstrap-server", "x:1", "--offset", "3"],
     ):
-        assert _loaded(refused, with_asyncio) == [], refused
+        assert _loaded(refused) == [], refused
 
 
 def test_the_defaults_spelled_out_are_the_tools() -> None:

@@ -24,8 +24,16 @@ Algorithm
     tolerance from the other side and is smaller than their two gaps together (so the sum of
     squared gaps falls with every move and the loop ends).
 
+A draining directory (``LogDirTable.draining``: ``pipeline plan --drain-log-dirs``, for a
+directory cordoned with ``cordoned.log.dirs``, KIP-1066) counts as having no capacity: it
+receives nothing, and each of its replicas is given a directory again as if it were arriving,
+among the broker's other live directories (where Kafka lets it move: the broker has no offline
+directory and another live one). A draining directory that still holds a replica counts as
+outside the goal, so the report names what the plan could not drain.
+
 Example: a broker with /d1 (60 GB) and /d2 (0 GB) of equal capacity receives a 20 GB replica: it
 goes to /d2; the targets are 40 GB each, so the largest replica of /d1 up to 20 GB moves to /d2.
+With /d1 draining, all 80 GB go to /d2.
 """
 
 from __future__ import annotations
@@ -39,14 +47,14 @@ from rackwise.balance._bytes import largest, level_targets, tolerance
 from rackwise.balance._counts import SlotIndex
 from rackwise.balance._layout import Layout
 from rackwise.balance._work import NOT_MOVED, Work
-from rackwise.balance.model import NO_LOG_DIR, FloatArray, IntArray
+from rackwise.balance.model import NO_LOG_DIR, BoolArray, FloatArray, IntArray
 
 _MAX_MOVES_PER_BROKER = 10_000
 
 
 def dir_weights(lay: Layout) -> FloatArray:
-    """Each live directory's share of its broker's bytes (0 for a failed directory)."""
-    live = lay.dir_live
+    """Each live directory's share of its broker's bytes (0 for a failed or draining one)."""
+    live = lay.dir_live & ~lay.dir_draining
     total = np.where(live, np.maximum(lay.dir_total, 0), 0).astype(np.float64)
     brokers = lay.num_brokers
     num_live = np.bincount(lay.dir_broker, weights=live, minlength=brokers)
@@ -72,9 +80,12 @@ def dirs_outside(lay: Layout, brokers: IntArray, dirs: IntArray, sizes: IntArray
     biggest = largest(dirs[ok], sizes[ok], lay.dir_broker.size)
     num_live = np.bincount(lay.dir_broker, weights=lay.dir_live, minlength=lay.num_brokers)
     movable = (num_live >= 2) & ~lay.has_failed_dir
-    off = 0
+    draining = lay.dir_live & lay.dir_draining
+    off = int((draining & (num > 0) & movable[lay.dir_broker]).sum())
     for b in np.flatnonzero(movable).tolist():
-        mine = np.flatnonzero((lay.dir_broker == b) & lay.dir_live)
+        mine = np.flatnonzero((lay.dir_broker == b) & lay.dir_live & ~lay.dir_draining)
+        if mine.size == 0:
+            continue
         total = float(held[mine].sum())
         target = level_targets(total, weight[mine], biggest[mine])
         mean_size = total / max(int(num[mine].sum()), 1)
@@ -92,13 +103,28 @@ def balance_dirs(work: Work) -> None:
     bounds = np.searchsorted(lay.dir_broker[order], np.arange(lay.num_brokers + 1))
     for b in range(lay.num_brokers):
         mine = order[bounds[b] : bounds[b + 1]]
-        live = mine[lay.dir_live[mine]]
+        live = mine[lay.dir_live[mine] & ~lay.dir_draining[mine]]
         if live.size == 0:
             continue
         slots = index.of(b)
-        _arrivals(work, slots, live, weight)
+        drained = mine[lay.dir_draining[mine]]
+        released = _release(work, slots, drained) if not lay.has_failed_dir[b] else None
+        _arrivals(work, slots, live, weight, released)
         if live.size >= 2 and not lay.has_failed_dir[b]:
             _even_out(work, slots, live, weight)
+
+
+def _release(work: Work, slots: IntArray, drained: IntArray) -> BoolArray | None:
+    """The slots held in a draining directory, their directory cleared (to be chosen again)."""
+    if drained.size == 0:
+        return None
+    flat_dir = work.tgt_dir.ravel()
+    released = np.isin(flat_dir[slots], drained)
+    width = work.tgt.shape[1]
+    for slot in slots[released].tolist():
+        p, j = divmod(slot, width)
+        work.tgt_dir[p, j] = NO_LOG_DIR
+    return released
 
 
 def _dir_bytes(
@@ -117,11 +143,20 @@ def _dir_bytes(
     return held, biggest, dirs
 
 
-def _arrivals(work: Work, slots: IntArray, live: IntArray, weight: FloatArray) -> None:
+def _arrivals(
+    work: Work,
+    slots: IntArray,
+    live: IntArray,
+    weight: FloatArray,
+    released: BoolArray | None = None,
+) -> None:
     width = work.tgt.shape[1]
     flat_dir = work.tgt_dir.ravel()
     flat_cause = work.cause.ravel()
-    arriving = slots[(flat_dir[slots] == NO_LOG_DIR) & (flat_cause[slots] != NOT_MOVED)]
+    moving = flat_cause[slots] != NOT_MOVED
+    if released is not None:
+        moving |= released
+    arriving = slots[(flat_dir[slots] == NO_LOG_DIR) & moving]
     if arriving.size == 0:
         return
     held, biggest, _ = _dir_bytes(work, slots, live)

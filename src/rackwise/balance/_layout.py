@@ -51,6 +51,7 @@ class Layout:
     size: IntArray
     num_estimated_sizes: int
     keepable: BoolArray
+    dir_draining: BoolArray
 
     @property
     def num_brokers(self) -> int:
@@ -160,6 +161,7 @@ def layout(cluster: ClusterInput) -> Layout:
         size=size,
         num_estimated_sizes=estimated,
         keepable=keepable,
+        dir_draining=np.asarray(cluster.log_dirs.draining, np.bool_),
     )
 
 

@@ -78,12 +78,17 @@ class LogDirTable:
     paths: tuple[str, ...]
     total_bytes: IntArray
     is_live: BoolArray
+    draining: BoolArray | None = None
+    """True for a directory to empty (``--drain-log-dirs``: a cordoned one, KIP-1066): it
+    takes no replica and gives up those it holds; none by default."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "broker_ids", _int_column(self.broker_ids, "log dir broker"))
         object.__setattr__(self, "paths", tuple(self.paths))
         object.__setattr__(self, "total_bytes", _int_column(self.total_bytes, "total_bytes"))
         object.__setattr__(self, "is_live", np.asarray(self.is_live, dtype=np.bool_))
+        draining = np.zeros(self.is_live.size, np.bool_) if self.draining is None else self.draining
+        object.__setattr__(self, "draining", np.asarray(draining, dtype=np.bool_))
         _same_length(
             "log dir",
             {
@@ -91,6 +96,7 @@ class LogDirTable:
                 "paths": len(self.paths),
                 "total_bytes": self.total_bytes.size,
                 "is_live": self.is_live.size,
+                "draining": np.asarray(self.draining).size,
             },
         )
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -36,6 +37,7 @@ from rackwise.broker.isr import IsrChange, broker_epoch_of, is_leader_ready
 from rackwise.broker.log_dirs import Assign, LogDirs
 from rackwise.broker.replica_fetcher import ReplicaFetcherManager
 from rackwise.broker.replication_quotas import LeaderThrottle, ReplicationQuotas
+from rackwise.common.errors import InvalidConfigurationException
 from rackwise.image import MetadataImage
 from rackwise.net import KafkaConnection
 from rackwise.node.data_config import DataPathConfig, TopicSettingsSource
@@ -56,6 +58,26 @@ DIR_CHECK_INTERVAL_S: Final = 1.0
 
 async def _no_controller(items: object) -> dict[tuple[uuid.UUID, int], int]:
     raise OSError("no controller to tell of log directories")
+
+
+def cordoned_dirs(names: Sequence[str], log_dirs: Sequence[Path]) -> frozenset[Path]:
+    """The directories of ``log_dirs`` that ``cordoned.log.dirs`` names (``*``: all); a name
+    that is not one of them is ignored (refused at start, :func:`check_cordoned`)."""
+    if "*" in names:
+        return frozenset(log_dirs)
+    wanted = {os.path.abspath(n) for n in names}
+    return frozenset(d for d in log_dirs if os.path.abspath(d) in wanted)
+
+
+def check_cordoned(names: Sequence[str], log_dirs: Sequence[Path]) -> None:
+    """Refuse a ``cordoned.log.dirs`` entry that is not ``*`` or one of ``log.dirs``."""
+    known = {os.path.abspath(d) for d in log_dirs}
+    for name in names:
+        if name != "*" and os.path.abspath(name) not in known:
+            raise InvalidConfigurationException(
+                f"Invalid value {','.join(names)} for configuration cordoned.log.dirs: {name} "
+                f"is not one of log.dirs ({','.join(str(d) for d in log_dirs)})"
+            )
 
 
 def wall_clock_ms() -> int:
@@ -84,6 +106,10 @@ class DataPlane:
         self.settings = TopicSettingsSource(broker_id, static)
         defaults = self.settings(MetadataImage(), "")
         self.logs = LogManager(log_dirs, clock=clock, default_config=defaults.log_config)
+        check_cordoned(config.cordoned_log_dirs, self.logs.log_dirs)
+        self.logs.cordoned = lambda: cordoned_dirs(
+            self.config.cordoned_log_dirs, self.logs.log_dirs
+        )
         self.replicas = ReplicaManager(
             ReplicaConfig(broker_id, replica_lag_time_max_ms=config.replica_lag_time_max_ms),
             self.logs,

@@ -11,11 +11,12 @@ Goals
       that no partition gets future logs in two directories), UNKNOWN_TOPIC_OR_PARTITION
       for a partition the metadata does not have, REPLICA_NOT_AVAILABLE for one not
       assigned here, INVALID_TOPIC_EXCEPTION for a future directory name over 255
-      characters.
+      characters, INVALID_REPLICA_ASSIGNMENT for a move into a cordoned directory
+      (``cordoned.log.dirs``, KIP-1066: it keeps its replicas and takes no new one).
     * DescribeLogDirs (35) reports every configured directory (an offline one with
       KAFKA_STORAGE_ERROR and sizes -1), each replica's size and ``OffsetLag`` (a future
-      log's: how far it is behind the current one), ``IsFutureKey``, and the volume's
-      ``TotalBytes`` and ``UsableBytes``.
+      log's: how far it is behind the current one), ``IsFutureKey``, the volume's
+      ``TotalBytes`` and ``UsableBytes``, and (v5) ``IsCordoned``.
     * A move runs to its end while producers append: steps of :func:`copy_step`, paced by
       one :class:`Throttle` for the broker, at most ``num.replica.alter.log.dirs.threads``
       steps at a time, each on a worker thread; then the swap (below).
@@ -55,6 +56,7 @@ from typing import Any, Final
 from rackwise.common.error_codes import NONE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
 from rackwise.common.errors import RackwiseError, ReplicaNotAvailableException
 from rackwise.common.types import TopicPartition as LogKey
+from rackwise.controller.errors import InvalidReplicaAssignmentException
 from rackwise.protocol import ApiKey, Response, make, response_class
 from rackwise.replica.manager import ReplicaManager
 from rackwise.storage.errors import KafkaStorageException, LogDirNotFoundException
@@ -140,6 +142,7 @@ class LogDirs:
             log_dir = self._configured(path)
             if not self.logs.is_online(log_dir):
                 raise KafkaStorageException(f"Log directory {path} is offline")
+            self._refuse_cordoned(topic, index, log_dir)
             if key in self.replicas.offline:
                 raise KafkaStorageException(f"Partition {topic}-{index} is offline")
             future = self.logs.future(topic, index)
@@ -166,6 +169,16 @@ class LogDirs:
                 code = ReplicaNotAvailableException.error_code
             LOG.info("AlterReplicaLogDirs %s-%d to %s: %s", topic, index, path, e)
             return code
+
+    def _refuse_cordoned(self, topic: str, index: int, log_dir: Path) -> None:
+        current = self.logs.get(topic, index)
+        if log_dir in self.logs.cordoned() and (
+            current is None or current.directory.parent != log_dir
+        ):
+            raise InvalidReplicaAssignmentException(
+                f"Log directory {log_dir} is cordoned (cordoned.log.dirs): it takes no new "
+                f"replica, so {topic}-{index} cannot move there"
+            )
 
     def _configured(self, path: str) -> Path:
         wanted = os.path.abspath(path)
@@ -196,6 +209,7 @@ class LogDirs:
                 "topics": [],
                 "total_bytes": -1,
                 "usable_bytes": -1,
+                "is_cordoned": log_dir in self.logs.cordoned(),
             }
         topics: dict[str, list[dict[str, Any]]] = {}
         entries = [(g, False) for g in self.logs.logs()]
@@ -229,6 +243,7 @@ class LogDirs:
             "topics": [{"name": t, "partitions": p} for t, p in sorted(topics.items())],
             "total_bytes": total,
             "usable_bytes": usable,
+            "is_cordoned": log_dir in self.logs.cordoned(),
         }
 
     # ---- moves -------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,6 +122,8 @@ def _check_args(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     from rackwise.client import config_args  # noqa: PLC0415
     from rackwise.client.command_config import read_command_config  # noqa: PLC0415
 

@@ -1,9 +1,17 @@
 """``rackwise console-consumer``: records printed as ``kafka-console-consumer.sh`` (Kafka's
 ``ConsoleConsumer``) prints them, with its flags and checks: ``--topic`` or ``--include``,
 ``--partition`` with ``--offset``, ``--from-beginning``, ``--group``, ``--max-messages``,
-``--timeout-ms``, ``--isolation-level``, ``--property`` for the formatter (``print.key=true``
-and the others of :mod:`rackwise.client.console`), ``--consumer-property`` and
-``--command-config``.
+``--timeout-ms``, ``--isolation-level``; ``--formatter`` with Kafka's class names
+(``DefaultMessageFormatter``, ``LoggingMessageFormatter``, ``NoOpMessageFormatter``), its
+properties from ``--formatter-config`` then ``--property`` (also named
+``--formatter-property`` as in Kafka 4.x: ``print.key=true`` and the others of
+:mod:`rackwise.client.console_format`), ``--key-deserializer`` and ``--value-deserializer``
+(Kafka's class names), ``--skip-message-on-error``; the consumer's settings from
+``--consumer.config`` (or ``--command-config``), then ``--consumer-property``.
+
+A record the formatter refuses (an ``IntegerDeserializer`` over a key not 4 bytes long) ends
+the command with Kafka's text and exit status 1, or, with ``--skip-message-on-error``, is
+reported on stderr and skipped.
 
 Ends with ``Processed a total of N messages`` on stderr, as Kafka's tool does, when the
 messages asked for are read, when ``--timeout-ms`` passes without one, or on Ctrl-C.
@@ -17,8 +25,10 @@ import sys
 
 from rackwise.cli._admin import command_config
 from rackwise.cli._servers import check_bootstrap_servers, refuse_dead_bootstrap
-from rackwise.cli.console_producer import key_values
+from rackwise.cli.console_producer import key_values, number_flags, properties_file
 from rackwise.cli.errors import CommandError
+
+FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,11 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--offset", metavar="OFFSET", help="a non-negative offset, earliest or latest")
     add("--from-beginning", action="store_true", help="start with the earliest message")
     add("--group", metavar="GROUP", help="the consumer group id")
-    add("--max-messages", type=int, default=-1, metavar="N", help="exit after N messages")
+    add("--max-messages", default="-1", metavar="N", help="exit after N messages")
     add(
         "--timeout-ms",
-        type=int,
-        default=-1,
+        default="-1",
         metavar="MS",
         help="exit if no message is available for this long",
     )
@@ -43,13 +52,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="LEVEL",
         help="read_committed or read_uncommitted (the default)",
     )
-    add(
-        "--property",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="formatter properties: print.key, print.timestamp, key.separator, ...",
-    )
+    add("--formatter", default=FORMATTER, metavar="CLASS", help=f"(default {FORMATTER})")
+    for flag in ("--property", "--formatter-property"):
+        add(
+            flag, action="append", default=[], metavar="KEY=VALUE", dest="property",
+            help="formatter properties: print.key, print.timestamp, key.separator, ...",
+        )  # fmt: skip
+    add("--formatter-config", metavar="FILE", help="formatter properties file")
+    add("--key-deserializer", metavar="CLASS", help="Kafka's deserializer class for keys")
+    add("--value-deserializer", metavar="CLASS", help="Kafka's deserializer class for values")
+    add("--skip-message-on-error", action="store_true", help="skip a record that fails")
     add(
         "--consumer-property",
         action="append",
@@ -57,6 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="consumer settings (Java names, as librdkafka reads them)",
     )
+    add("--consumer.config", dest="consumer_config", metavar="FILE", help="consumer properties")
     add("--command-config", metavar="FILE", help="client properties (PLAINTEXT only)")
     parser.set_defaults(run=run)  # fmt: skip
 
@@ -103,12 +116,27 @@ def _offset(args: argparse.Namespace) -> int:
     return offset
 
 
-def run(args: argparse.Namespace) -> int:
-    from rackwise.client.console import Formatter, consume  # noqa: PLC0415
+def _formatter_properties(args: argparse.Namespace) -> dict[str, str]:
+    """Kafka's ``formatterArgs``: the file, the deserializer flags, then ``--property``."""
+    properties = properties_file(args.formatter_config)
+    for part in ("key", "value"):
+        name = getattr(args, f"{part}_deserializer")
+        if name:
+            properties[f"{part}.deserializer"] = name
+    return {**properties, **key_values(args.property, "--property")}
 
-    extra = key_values(args.consumer_property, "--consumer-property")
+
+def run(args: argparse.Namespace) -> int:
+    from rackwise.client.console import ConsumeError, consume  # noqa: PLC0415
+    from rackwise.client.console_format import FormatError, create_formatter  # noqa: PLC0415
+
+    extra = {
+        **properties_file(args.consumer_config),
+        **key_values(args.consumer_property, "--consumer-property"),
+    }
     _check(args, extra)
     offset = _offset(args)
+    number_flags(args, ("max-messages", "timeout-ms"))
     check_bootstrap_servers(args.bootstrap_server)
     config = command_config(args, "console-consumer")
     reset = extra.get("auto.offset.reset")
@@ -127,8 +155,11 @@ def run(args: argparse.Namespace) -> int:
         "group.id": group or f"console-consumer-{random.randrange(100_000)}",
         "bootstrap.servers": args.bootstrap_server,
     }
+    try:
+        formatter = create_formatter(args.formatter, _formatter_properties(args), _log)
+    except FormatError as e:
+        raise CommandError(str(e)) from None
     refuse_dead_bootstrap(settings)
-    formatter = Formatter(key_values(args.property, "--property"))
     count = 0
 
     def report(n: int) -> None:
@@ -142,11 +173,20 @@ def run(args: argparse.Namespace) -> int:
             topics=None if args.topic is None else [args.topic],
             pattern=args.include,
             assignment=None if args.partition is None else (args.topic, args.partition, offset),
-            max_messages=args.max_messages,
-            timeout_ms=args.timeout_ms,
+            max_messages=int(args.max_messages),
+            timeout_ms=int(args.timeout_ms),
+            skip_on_error=args.skip_message_on_error,
+            log=_log,
         )
     except KeyboardInterrupt:
         report(count)
         raise
+    except ConsumeError as e:
+        report(e.count)
+        raise CommandError(str(e)) from None
     report(count)
     return 0
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

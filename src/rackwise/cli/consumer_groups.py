@@ -48,7 +48,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -122,6 +121,8 @@ class Printer:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     action = check_args(args, warn=lambda text: print(text, file=sys.stderr))
     config = (
         read_command_config(args.command_config, "consumer-groups") if args.command_config else {}

@@ -4,18 +4,24 @@ by Kafka's rack-aware placer and by the multi-level placer, side by side."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rackwise.cli._table import render
-from rackwise.common import JavaRandom
-from rackwise.placement import BrokerInfo, ClusterView, PlacementSpec, create_placer
-from rackwise.topology import RackTree, node_loads, spread_violations
 
-STRETCH_CLUSTER = [
-    BrokerInfo(dc * 4 + rack * 2 + host + 1, f"/dc{dc + 1}/rack{rack + 1}")
-    for dc in range(3)
-    for rack in range(2)
-    for host in range(2)
-]
+if TYPE_CHECKING:
+    from rackwise.placement import BrokerInfo
+
+
+def stretch_cluster() -> list[BrokerInfo]:
+    """Brokers 1-12, four in each data centre, two in each rack."""
+    from rackwise.placement import BrokerInfo  # noqa: PLC0415  (numpy: not at start-up)
+
+    return [
+        BrokerInfo(dc * 4 + rack * 2 + host + 1, f"/dc{dc + 1}/rack{rack + 1}")
+        for dc in range(3)
+        for rack in range(2)
+        for host in range(2)
+    ]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    brokers = STRETCH_CLUSTER
+    from rackwise.common import JavaRandom  # noqa: PLC0415
+    from rackwise.placement import ClusterView, PlacementSpec, create_placer  # noqa: PLC0415
+    from rackwise.topology import RackTree, node_loads, spread_violations  # noqa: PLC0415
+
+    brokers = stretch_cluster()
     cluster = ClusterView(brokers)
     spec = PlacementSpec(args.partitions, args.replication_factor, start_index=-1)
     results = {

@@ -27,7 +27,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -83,6 +82,8 @@ def _split(text: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     if not args.describe:
         raise CommandError('Missing required argument "[describe]"')
     try:

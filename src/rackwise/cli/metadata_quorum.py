@@ -10,7 +10,6 @@ prints."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 
 from rackwise.cli._servers import check_bootstrap_servers
@@ -47,6 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     if args.status and args.replication:
         raise CommandError(
             "Only one of --status or --replication should be specified with describe sub-command"

@@ -26,7 +26,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 import threading
@@ -184,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _terminable(*run_args: Any) -> int:
     """The action, SIGTERM ending it with one line and status 143 (Ctrl-C: 130)."""
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(_run(*run_args))
     previous = signal.signal(signal.SIGTERM, _raise_terminated)

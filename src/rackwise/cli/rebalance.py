@@ -21,7 +21,6 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import signal
 import sys
@@ -106,6 +105,8 @@ class _Terminated(Exception):
 
 def _signalled(main: Any) -> int:
     """Run ``main``; Ctrl-C or SIGTERM cancel it (it cleans up), then 130 or 143."""
+    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
+
     terminated: list[bool] = []
 
     async def guarded() -> int:

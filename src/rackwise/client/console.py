@@ -7,10 +7,10 @@ Constraints
       ``parse.headers``, ``headers.delimiter`` (tab), ``headers.separator`` (``,``),
       ``headers.key.separator`` (``:``), ``null.marker``, ``ignore.error``), so are its
       refusals (``No key separator found on line number 2: 'abc'``).
-    * The formatter's are Kafka's too (``print.timestamp``, ``print.partition``,
-      ``print.offset``, ``print.headers``, ``print.key``, ``print.value``, ``key.separator``,
-      ``line.separator``, ``headers.separator``, ``null.literal``); fields come in Kafka's
-      order: ``CreateTime:1700000000000<TAB>Partition:0<TAB>Offset:4<TAB>h:v<TAB>key<TAB>value``.
+    * The formatter's are Kafka's too (:mod:`rackwise.client.console_format`); fields come
+      in Kafka's order: ``CreateTime:1700000000000<TAB>Partition:0<TAB>Offset:4<TAB>h:v<TAB>
+      key<TAB>value``. A record the formatter refuses ends the loop with Kafka's text, or is
+      skipped and reported (``--skip-message-on-error``).
     * Pure but for :func:`produce` and :func:`consume`, which import confluent-kafka when
       called.
 
@@ -24,14 +24,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Final
 
+from rackwise.client.console_format import FormatError, Formatter, Header, Record
 from rackwise.common.errors import RackwiseError
-
-Header = tuple[str, bytes | None]
-TIMESTAMP_TYPES: Final = {1: "CreateTime", 2: "LogAppendTime"}
-
 
 _DISTINCT: Final = (
     ("headers.delimiter", "headers.separator"),
@@ -126,63 +122,6 @@ class LineReader:
         return headers
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A record as the formatter sees it."""
-
-    partition: int
-    offset: int
-    timestamp_type: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[Header, ...] = ()
-
-
-class Formatter:
-    """Kafka's ``DefaultMessageFormatter`` over ``properties``."""
-
-    _FIELDS: Final = ("timestamp", "partition", "offset", "headers", "key", "value")
-
-    def __init__(self, properties: Mapping[str, str]) -> None:
-        self.shown = [
-            f
-            for f in self._FIELDS
-            if _true(properties.get(f"print.{f}", "true" if f == "value" else "false"))
-        ]
-        self.key_separator = properties.get("key.separator", "\t").encode()
-        self.line_separator = properties.get("line.separator", "\n").encode()
-        self.headers_separator = properties.get("headers.separator", ",").encode()
-        self.null_literal = properties.get("null.literal", "null").encode()
-
-    def _field(self, name: str, record: Record) -> bytes:
-        if name == "timestamp":
-            kind = TIMESTAMP_TYPES.get(record.timestamp_type)
-            return b"NO_TIMESTAMP" if kind is None else f"{kind}:{record.timestamp}".encode()
-        if name == "partition":
-            return f"Partition:{record.partition}".encode()
-        if name == "offset":
-            return f"Offset:{record.offset}".encode()
-        if name == "headers":
-            if not record.headers:
-                return b"NO_HEADERS"
-            return self.headers_separator.join(
-                k.encode() + b":" + (self.null_literal if v is None else v)
-                for k, v in record.headers
-            )
-        data = record.key if name == "key" else record.value
-        return self.null_literal if data is None else data
-
-    def format(self, record: Record) -> bytes:
-        """The record's bytes: its fields joined by the key separator, then the line
-        separator, as Kafka writes them."""
-        if not self.shown:
-            return b""
-        return self.key_separator.join(self._field(f, record) for f in self.shown) + (
-            self.line_separator
-        )
-
-
 # ---- the loops ---------------------------------------------------------------------------------
 
 
@@ -230,10 +169,14 @@ def consume(
     assignment: tuple[str, int, int] | None,
     max_messages: int,
     timeout_ms: int,
+    skip_on_error: bool = False,
+    log: Callable[[str], None] = lambda _: None,
 ) -> int:
     """Print records until ``max_messages`` (-1: no bound) or ``timeout_ms`` without one
-    (-1: none); the number printed. ``assignment`` is (topic, partition, offset) where
-    offset -2 is the earliest and -1 the latest."""
+    (-1: none); the number received. ``assignment`` is (topic, partition, offset) where
+    offset -2 is the earliest and -1 the latest. A record the formatter refuses raises
+    :class:`ConsumeError` (with the count so far), or with ``skip_on_error`` is logged and
+    skipped; ``log`` takes those lines and ``LoggingMessageFormatter``'s."""
     from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
 
     consumer = Consumer(dict(settings))
@@ -251,19 +194,59 @@ def consume(
                     break
                 continue
             last = time.monotonic()
-            record = _record(message)
-            out.write(formatter.format(record))
-            out.flush()
-            count += 1
+            count += 1  # counted before it is formatted, as Kafka counts it
+            _write(out, formatter, _record(message), count, skip_on_error, log)
     finally:
         consumer.close()
     return count
 
 
+class ConsumeError(RackwiseError):
+    """A record the formatter refused: Kafka's text, and the records received."""
+
+    def __init__(self, text: str, count: int) -> None:
+        super().__init__(text)
+        self.count = count
+
+
+def _write(
+    out: BinaryIO,
+    formatter: Formatter,
+    record: Record,
+    count: int,
+    skip_on_error: bool,
+    log: Callable[[str], None],
+) -> None:
+    try:
+        out.write(formatter.format(record))
+    except FormatError as e:
+        if not skip_on_error:
+            raise ConsumeError(f"Unknown error when running consumer: {e}", count) from None
+        log(f"ERROR Error processing message, skipping this message: {e}")
+        return
+    out.flush()
+    line = formatter.log_line(record)
+    if line is not None:
+        log(f"INFO {line}")
+
+
 def _record(message: Any) -> Record:
     """A confluent-kafka message as the formatter reads it."""
     kind, stamp = message.timestamp()
+    epoch = message.leader_epoch() if hasattr(message, "leader_epoch") else None
     return Record(
         int(message.partition()), int(message.offset()), int(kind), int(stamp), message.key(),
-        message.value(), tuple(message.headers() or ()),
+        message.value(), tuple(message.headers() or ()), epoch,
     )  # fmt: skip
+
+
+__all__ = [
+    "ConsoleError",
+    "ConsumeError",
+    "Formatter",
+    "Header",
+    "LineReader",
+    "Record",
+    "consume",
+    "produce",
+]

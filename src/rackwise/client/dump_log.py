@@ -1,7 +1,8 @@
-"""What ``kafka-dump-log.sh`` (Kafka's ``DumpLogSegments``) prints of a broker's files: a
-segment (``.log``) batch by batch and, with ``--deep-iteration``, record by record (with
-``--print-data-log``, keys and values as UTF-8 text), an offset index (``.index``) and a time
-index (``.timeindex``) entry by entry, in Kafka's words.
+"""What ``kafka-dump-log.sh`` (Kafka's ``DumpLogSegments``) prints of a broker's segments
+(``.log``): batch by batch and, with ``--deep-iteration``, record by record (with
+``--print-data-log``, keys and values through a decoder, :data:`Parser`: UTF-8 text, the
+metadata records' JSON, or the offsets topic's, :mod:`rackwise.client.dump_offsets`), in
+Kafka's words. The other files of a segment are :mod:`rackwise.client.dump_files`'.
 
 Constraints
     * The lines are Kafka's, field for field: ``baseOffset: 0 lastOffset: 2 count: 3
@@ -17,10 +18,13 @@ Constraints
       each record's value prints as the JSON Kafka's decoder prints
       (:func:`metadata_payload`: ``payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}``)
       and a control record by its type (``controlType: LEADER_CHANGE(2)``).
+    * ``--skip-record-metadata`` leaves the key and payload alone (``| key: k1 payload: v1``);
+      ``--max-bytes`` reads the batches within the file's first bytes only.
 
 Worked example
-    ``dump(Path("orders-0/00000000000000000000.index"), ...)`` of an index with one entry
-    prints ``offset: 52 position: 4170``; of an empty one, ``... is empty.``.
+    ``dump_segment(Path("orders-0/00000000000000000000.log"), print, deep=True,
+    print_data=True)`` prints ``Log starting offset: 0``, ``baseOffset: 0 lastOffset: 9 ...``
+    and ``| offset: 0 CreateTime: ... key: k0 payload: v0`` for each record.
 """
 
 from __future__ import annotations
@@ -94,29 +98,60 @@ def _size(data: bytes | None) -> int:
     return -1 if data is None else len(data)
 
 
+Parser = Callable[[Record], tuple[str | None, str | None]]
+"""A record's key and payload as a decoder prints them (None: not printed)."""
+
+
+def text_parser(record: Record) -> tuple[str | None, str | None]:
+    """Kafka's ``StringDecoder`` for keys and values."""
+    key, value = record.key, record.value
+    return (
+        None if key is None else key.decode(errors="replace"),
+        None if value is None else value.decode(errors="replace"),
+    )
+
+
+def metadata_parser(record: Record) -> tuple[str | None, str | None]:
+    """Kafka's cluster metadata decoder: no key, the value as the metadata record's JSON."""
+    from rackwise.records.errors import MetadataParseException  # noqa: PLC0415
+
+    if record.value is None:
+        return None, None
+    try:
+        return None, metadata_payload(record.value)
+    except (MetadataParseException, ValueError, KeyError) as e:
+        return None, f"Error at {record.offset}, skipping. {e}"
+
+
 def record_line(
     header: BatchHeader,
     record: Record,
     *,
     print_data: bool,
-    decode: Callable[[bytes], str] | None = None,
+    parse: Parser = text_parser,
+    skip_metadata: bool = False,
 ) -> str:
-    """One record, as Kafka's deep iteration prints it (``| offset: ...``)."""
-    sequence = _sequence(header.base_sequence, record.offset - header.base_offset)
-    keys = ",".join(k for k, _ in record.headers)
-    line = (
-        f"| offset: {record.offset} {timestamp_type(header)}: {record.timestamp} keySize: "
-        f"{_size(record.key)} valueSize: {_size(record.value)} sequence: {sequence} "
-        f"headerKeys: [{keys}]"
-    )
-    if header.attributes & CONTROL_MASK:
-        return line + _control(record)
-    if print_data:
-        if record.key is not None:
-            line += f" key: {record.key.decode(errors='replace')}"
-        if record.value is not None:
-            text = decode(record.value) if decode else record.value.decode(errors="replace")
-            line += f" payload: {text}"
+    """One record, as Kafka's deep iteration prints it (``| offset: ...``); with
+    ``skip_metadata`` only its key and payload, as ``--skip-record-metadata`` prints them."""
+    prefix, line = "| ", ""
+    control = header.attributes & CONTROL_MASK
+    if not skip_metadata:
+        sequence = _sequence(header.base_sequence, record.offset - header.base_offset)
+        keys = ",".join(k for k, _ in record.headers)
+        line = (
+            f"{prefix}offset: {record.offset} {timestamp_type(header)}: {record.timestamp} "
+            f"keySize: {_size(record.key)} valueSize: {_size(record.value)} sequence: "
+            f"{sequence} headerKeys: [{keys}]"
+        )
+        prefix = " "
+        if control:
+            line += _control(record)
+    if print_data and not control:
+        key, payload = parse(record)
+        if key is not None:
+            line += f"{prefix}key: {key}"
+        if payload is not None:
+            line += f" payload: {payload}"
     return line
 
 
@@ -148,45 +183,33 @@ def dump_segment(
     *,
     deep: bool,
     print_data: bool,
-    decode: Callable[[bytes], str] | None = None,
+    parse: Parser = text_parser,
+    skip_metadata: bool = False,
+    max_bytes: int = INT_MAX,
+    gaps: dict[str, list[tuple[int, int]]] | None = None,
 ) -> None:
-    """A ``.log`` file: ``Log starting offset``, its batches and (``deep``) their records."""
-    data = path.read_bytes()
+    """A ``.log`` file: ``Log starting offset``, its batches and (``deep``) their records,
+    the batches within its first ``max_bytes`` only. Records whose offset does not follow the
+    one before are kept in ``gaps`` (by absolute path), for Kafka's report after the dump."""
+    data = path.read_bytes()[:max_bytes]
     out(f"Log starting offset: {int(path.name.split('.')[0])}")
-    valid = 0
+    valid, last = 0, -1
     for header in _batches(data):
         out(batch_line(header, data))
         if deep:
             for record in iter_records(memoryview(data)[header.position : header.end]):
-                out(record_line(header, record, print_data=print_data, decode=decode))
+                if last != -1 and record.offset != last + 1 and gaps is not None:
+                    gaps.setdefault(str(path.absolute()), []).append((last, record.offset))
+                last = record.offset
+                out(
+                    record_line(
+                        header, record, print_data=print_data, parse=parse,
+                        skip_metadata=skip_metadata,
+                    )
+                )  # fmt: skip
         valid = header.end
-    if len(data) > valid:
+    if len(data) > valid and max_bytes == INT_MAX:
         out(f"Found {len(data) - valid} invalid bytes at the end of {path.name}")
-
-
-def dump_offset_index(path: Path, out: Print) -> None:
-    """A ``.index`` file: ``offset: O position: P`` per entry (absolute offsets)."""
-    base = int(path.name.split(".")[0])
-    data = path.read_bytes()
-    entries = [struct.unpack_from(">ii", data, i) for i in range(0, len(data) - 7, 8)]
-    if not entries:
-        out(f"{path} is empty.")
-        return
-    for i, (relative, position) in enumerate(entries):
-        if relative == 0 and i > 0:
-            return
-        out(f"offset: {base + relative} position: {position}")
-
-
-def dump_time_index(path: Path, out: Print) -> None:
-    """A ``.timeindex`` file: ``timestamp: T offset: O`` per entry."""
-    base = int(path.name.split(".")[0])
-    data = path.read_bytes()
-    for i in range(0, len(data) - 11, 12):
-        timestamp, relative = struct.unpack_from(">qi", data, i)
-        if relative == 0 and i > 0:
-            return
-        out(f"timestamp: {timestamp} offset: {base + relative}")
 
 
 def metadata_payload(value: bytes) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -51,7 +52,11 @@ CLIENT_ID: Final = "log-dirs-tool"
 DESCRIBE_LOG_DIRS: Final = 35
 MIN_DESCRIBE_LOG_DIRS_VERSION: Final = 1
 """Kafka 4 refuses DescribeLogDirs v0."""
-MAX_DESCRIBE_LOG_DIRS_VERSION: Final = 4
+MAX_DESCRIBE_LOG_DIRS_VERSION: Final = 5
+"""v5 adds each directory's cordoned state (KIP-1066); before it, the broker's
+``cordoned.log.dirs`` (DescribeConfigs) tells it."""
+CORDONED_LOG_DIRS: Final = "cordoned.log.dirs"
+BROKER_RESOURCE: Final = 4
 NO_VERSIONS: Final = (0, -1)
 """The version range of an API a peer does not list (empty)."""
 BROKER_ENDPOINT_TYPE: Final = 1
@@ -102,7 +107,9 @@ def brokers_to_query(brokers: Sequence[int], cluster: Mapping[int, object]) -> l
 # ---- answers to the report ---------------------------------------------------------------------
 
 
-def _directory(result: Any, topics: frozenset[str]) -> LogDirDescription:
+def _directory(
+    result: Any, topics: frozenset[str], cordoned: frozenset[str] | None = None
+) -> LogDirDescription:
     """One DescribeLogDirs result as the tool shows it: its partitions (of ``topics`` when
     given) in ``HashMap`` order, its error as an exception class name."""
     replicas = [
@@ -122,16 +129,24 @@ def _directory(result: Any, topics: frozenset[str]) -> LogDirDescription:
     )
     code = int(result.error_code)
     error = None if code == NONE else ERROR_CLASSES.get(code, UNKNOWN_ERROR_CLASS)
-    return LogDirDescription(str(result.log_dir), error, tuple(ordered))
+    flag = getattr(result, "is_cordoned", None)  # v5 (KIP-1066)
+    if flag is None and cordoned is not None:
+        flag = "*" in cordoned or os.path.abspath(str(result.log_dir)) in cordoned
+    return LogDirDescription(
+        str(result.log_dir), error, tuple(ordered), None if flag is None else bool(flag)
+    )
 
 
-def broker_log_dirs(broker_id: int, response: Any, topics: frozenset[str]) -> BrokerLogDirs:
+def broker_log_dirs(
+    broker_id: int, response: Any, topics: frozenset[str], cordoned: frozenset[str] | None = None
+) -> BrokerLogDirs:
     """A broker's DescribeLogDirs answer as the tool shows it (directories in the order of
-    the admin client's ``HashMap``, sized for them)."""
+    the admin client's ``HashMap``, sized for them); ``cordoned`` the broker's
+    ``cordoned.log.dirs`` (absolute paths, or ``*``) where its answer does not say."""
     results = list(response.results)
     paths = _hash_order([str(r.log_dir) for r in results], java_string_hash, initial=len(results))
     by_path = {str(r.log_dir): r for r in results}
-    return BrokerLogDirs(broker_id, tuple(_directory(by_path[p], topics) for p in paths))
+    return BrokerLogDirs(broker_id, tuple(_directory(by_path[p], topics, cordoned) for p in paths))
 
 
 def kip113_document(broker: BrokerLogDirs) -> str:
@@ -221,13 +236,34 @@ def _log_dirs_version(connection: KafkaConnection) -> int:
     return version
 
 
-async def describe_broker(address: tuple[str, int]) -> Any:
-    """A broker's answer to DescribeLogDirs for every topic."""
+async def _cordoned(connection: KafkaConnection, broker_id: int) -> frozenset[str] | None:
+    """The broker's ``cordoned.log.dirs`` as absolute paths (None where it does not say)."""
+    response = await connection.request(
+        ApiKey.DESCRIBE_CONFIGS,
+        resources=[{"resource_type": BROKER_RESOURCE, "resource_name": str(broker_id),
+                    "configuration_keys": [CORDONED_LOG_DIRS]}],
+        include_synonyms=False, include_documentation=False,
+    )  # fmt: skip
+    for result in response.results:
+        if int(result.error_code) != NONE:
+            return None
+        for entry in result.configs:
+            if str(entry.name) == CORDONED_LOG_DIRS:
+                names = [n.strip() for n in str(entry.value or "").split(",") if n.strip()]
+                return frozenset(n if n == "*" else os.path.abspath(n) for n in names)
+    return None
+
+
+async def describe_broker(address: tuple[str, int], broker_id: int | None = None) -> Any:
+    """A broker's answer to DescribeLogDirs for every topic; with ``broker_id``, before v5,
+    (answer, its ``cordoned.log.dirs``)."""
     connection = await _connect(*address)
+    cordoned = None
     try:
-        response = await connection.request(
-            DESCRIBE_LOG_DIRS, version=_log_dirs_version(connection), topics=None
-        )
+        version = _log_dirs_version(connection)
+        response = await connection.request(DESCRIBE_LOG_DIRS, version=version, topics=None)
+        if broker_id is not None and version < 5:
+            cordoned = await _cordoned(connection, broker_id)
     finally:
         await connection.close()
     code = int(getattr(response, "error_code", NONE))
@@ -235,7 +271,7 @@ async def describe_broker(address: tuple[str, int]) -> Any:
         raise LogDirsError(
             f"DescribeLogDirs failed on {address[0]}:{address[1]}: {error_name(code)}"
         )
-    return response
+    return response if broker_id is None else (response, cordoned)
 
 
 async def describe_brokers(
@@ -244,10 +280,12 @@ async def describe_brokers(
     """The directories of the ``queried`` brokers (of ``topics`` when given), asked all at
     once, in the order of the tool's ``allDescriptions()`` map."""
     try:
-        answers = await asyncio.gather(*(describe_broker(cluster[b]) for b in queried))
+        answers = await asyncio.gather(*(describe_broker(cluster[b], b) for b in queried))
     except (NetworkException, ProtocolError) as e:
         raise LogDirsError(f"DescribeLogDirs failed: {e}") from None
     described = dict(zip(queried, answers, strict=True))
     # allDescriptions() is a HashMap sized for the brokers queried.
     ordered = _hash_order(queried, lambda i: i, initial=len(queried))
-    return LogDirsReport(tuple(broker_log_dirs(b, described[b], topics) for b in ordered))
+    return LogDirsReport(
+        tuple(broker_log_dirs(b, described[b][0], topics, described[b][1]) for b in ordered)
+    )

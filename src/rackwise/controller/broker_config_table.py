@@ -83,6 +83,7 @@ controller.quorum.voters|LIST||R
 controller.quota.window.num|INT|11|R|>=1
 controller.quota.window.size.seconds|INT|1|R|>=1
 controller.socket.timeout.ms|INT|30000|R
+cordoned.log.dirs|LIST||C
 create.topic.policy.class.name|CLASS|~|R
 default.leaders.preference|STRING|none|Cr
 default.replication.factor|INT|1|R

@@ -15,7 +15,9 @@ is behind (a future replica behind its current one); ``isFuture`` marks the copy
 between directories is building (KIP-113's "temporary" replica). ``error`` is the class name of
 the exception the broker reported for the directory (``null`` when there is none):
 ``org.apache.kafka.common.errors.KafkaStorageException`` for an offline directory, which then
-lists no partitions.
+lists no partitions. A broker that answers DescribeLogDirs v5 says whether each directory is
+cordoned (KIP-1066, ``cordoned.log.dirs``): ``"cordoned":true`` comes, in hash order, between
+``partitions`` and ``error``; a document without it reads as not saying (``None``).
 
 **KIP-113's shape**, as the proposal specified the tool's output for one broker
 (``--broker 1``); the document does not name the broker, so the caller does::
@@ -106,11 +108,13 @@ class ReplicaSize:
 @dataclass(frozen=True, slots=True)
 class LogDirDescription:
     """One log directory of a broker: its path, the error the broker reported for it (``None``
-    when there is none) and its replicas."""
+    when there is none), its replicas, and whether it is cordoned (KIP-1066; ``None`` when the
+    broker does not say: DescribeLogDirs before v5, a document without ``cordoned``)."""
 
     path: str
     error: str | None = None
     replicas: tuple[ReplicaSize, ...] = ()
+    cordoned: bool | None = None
 
     @property
     def is_live(self) -> bool:
@@ -315,7 +319,10 @@ def _read_dir(
             if on_invalid is None:
                 raise
             on_invalid(raw, invalid)
-    return LogDirDescription(dir_path, error, tuple(replicas))
+    cordoned = item.get("cordoned") if isinstance(item, dict) and not kip else None
+    if cordoned is not None:
+        expect_bool(cordoned, _DOCUMENT, path + ".cordoned")
+    return LogDirDescription(dir_path, error, tuple(replicas), cordoned)
 
 
 def _kafka_broker(
@@ -464,7 +471,11 @@ def _replica_json(replica: ReplicaSize) -> str:
 def _dir_json(described: LogDirDescription) -> str:
     partitions = ",".join(_replica_json(r) for r in described.replicas)
     error = "null" if described.error is None else dump_string(described.error)
-    return f'{{"partitions":[{partitions}],"error":{error},"logDir":{dump_string(described.path)}}}'
+    cordoned = "" if described.cordoned is None else f'"cordoned":{_bool(described.cordoned)},'
+    return (
+        f'{{"partitions":[{partitions}],{cordoned}"error":{error},'
+        f'"logDir":{dump_string(described.path)}}}'
+    )
 
 
 def format_log_dirs(report: LogDirsReport, *, with_progress_lines: bool = False) -> str:

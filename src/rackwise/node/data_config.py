@@ -91,6 +91,8 @@ GROUP_CONSUMER_LEADER_RACK_CHANGE_DELAY_MS: Final = "group.consumer.leader.rack.
 """rackwise's: how long a leader must stay in another rack before a group of a
 leader-rack-aware assignor gets a new target assignment."""
 GROUP_CONSUMER_ASSIGNORS: Final = "group.consumer.assignors"
+CORDONED_LOG_DIRS: Final = "cordoned.log.dirs"
+"""KIP-1066: the log directories that take no new replica (``*``: every one); dynamic."""
 
 _INT_KEYS: Final[dict[str, tuple[int, int]]] = {
     # key: (Kafka's default, minimum)
@@ -136,7 +138,14 @@ TOPIC_SYNONYM_KEYS: Final = frozenset(
 )
 """The broker-level names of topic keys (``log.segment.bytes``, ``message.max.bytes``...)."""
 DATA_PATH_KEYS: Final = frozenset(
-    {*_INT_KEYS, *_BOOL_KEYS, REPLICA_SELECTOR_CLASS, GROUP_CONSUMER_ASSIGNORS, *TOPIC_SYNONYM_KEYS}
+    {
+        *_INT_KEYS,
+        *_BOOL_KEYS,
+        REPLICA_SELECTOR_CLASS,
+        GROUP_CONSUMER_ASSIGNORS,
+        CORDONED_LOG_DIRS,
+        *TOPIC_SYNONYM_KEYS,
+    }
 )
 """Every key this module reads from a broker's properties."""
 
@@ -188,6 +197,7 @@ class DataPathConfig:
     log_cleaner_enable: bool
     replica_selector_class: str
     group_consumer_assignors: tuple[str, ...] = DEFAULT_ASSIGNORS
+    cordoned_log_dirs: tuple[str, ...] = ()
 
     def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
         """This configuration with the values the data path reads as it goes taken from
@@ -204,6 +214,7 @@ class DataPathConfig:
             follower_replication_throttled_rate=dynamic.int_value(
                 FOLLOWER_REPLICATION_THROTTLED_RATE
             ),
+            cordoned_log_dirs=_names(dynamic.value(CORDONED_LOG_DIRS)),
         )
 
     @staticmethod
@@ -222,6 +233,7 @@ class DataPathConfig:
             raise DataConfigException(str(e)) from None
         values["replica_selector_class"] = selector
         values["group_consumer_assignors"] = _assignors(props.get(GROUP_CONSUMER_ASSIGNORS))
+        values["cordoned_log_dirs"] = _names(props.get(CORDONED_LOG_DIRS))
         return DataPathConfig(**values)  # type: ignore[arg-type]
 
 
@@ -289,3 +301,8 @@ class TopicSettingsSource:
             min_insync_racks=int(effective.get("min.insync.racks", "1")),
             min_insync_racks_level=int(effective.get("min.insync.racks.level", "1")),
         )
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """A list key's entries (comma-separated, blanks dropped)."""
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())

@@ -26,7 +26,8 @@ Algorithm
     their checkpointed offsets (:mod:`rackwise.storage.log_dir`: ``*-delete`` directories are
     removed, ``*-future`` ones opened as the future logs of moves). A new replica goes to
     ``preferred_dir`` if given, else to the directory with the largest share of its capacity
-    free (``statvfs``), ties to the one with fewer partitions. Kafka picks the directory with
+    free (``statvfs``) among those not cordoned (KIP-1066, :attr:`LogManager.cordoned`), ties
+    to the one with fewer partitions. Kafka picks the directory with
     the fewest partitions; free bytes serve JBOD better because partitions differ in size by
     orders of magnitude and a full disk takes every replica on it offline, whatever their count.
     Deletion renames the directory to Kafka's ``<topic>-<partition>.<32 hex>-delete`` (so a
@@ -113,6 +114,8 @@ class LogManager:
         self.futures: dict[TopicPartition, PartitionLog] = {}
         """Future logs: replicas being moved to another directory (:mod:`.moves`)."""
         self.preferred_dirs: dict[TopicPartition, Path] = {}
+        self.cordoned: Callable[[], frozenset[Path]] = frozenset
+        """The directories cordoned now (``cordoned.log.dirs``): no new replica goes there."""
         """Where AlterReplicaLogDirs asked a replica to be, even before it exists."""
         self.duplicates: dict[TopicPartition, list[PartitionLog]] = {}
         """Partitions found current in two directories (a crash between the renames of a
@@ -344,6 +347,10 @@ class LogManager:
         online = [d for d in self.log_dirs if d not in self.offline_dirs]
         if not online:
             raise KafkaStorageException("No log directory is online")
+        cordoned = self.cordoned()
+        online = [d for d in online if d not in cordoned]
+        if not online:
+            raise KafkaStorageException("Every online log directory is cordoned")
         return choose_log_dir([(d, free_share(d), self._counts[d]) for d in online])
 
     def dir_of(self, directory_id: uuid.UUID) -> Path | None:
