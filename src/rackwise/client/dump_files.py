@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final
 
 from rackwise.common.errors import RackwiseError
-from rackwise.storage.batch_header import BATCH_HEADER_BYTES, parse_header
+from rackwise.records.batch_v2 import BATCH_HEADER_BYTES, parse_header
 from rackwise.storage.producer_state import CorruptSnapshotException, read_snapshot
 from rackwise.storage.record_codec import iter_records
 
