@@ -103,3 +103,34 @@ def test_partial_answers_merge_the_refused_items() -> None:
         ("pay-1", 0),
         ("x", TOPIC_AUTHORIZATION_FAILED),
     ]
+
+
+def test_the_consumer_group_protocol_needs_the_group() -> None:
+    """ConsumerGroupHeartbeat needs READ on its group; ConsumerGroupDescribe DESCRIBE on each
+    group, the others answered GROUP_AUTHORIZATION_FAILED."""
+    heartbeat = make(
+        request_class(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0),
+        group_id="g",
+        member_id="",
+        member_epoch=0,
+        rebalance_timeout_ms=30000,
+        subscribed_topic_names=["t"],
+        topic_partitions=[],
+    )
+    reader = check((ResourceType.GROUP, "g", Op.READ))
+    assert gates.judge(reader, ApiKey.CONSUMER_GROUP_HEARTBEAT, heartbeat, MetadataImage()) is None
+    refused = gates.judge(check(), ApiKey.CONSUMER_GROUP_HEARTBEAT, heartbeat, MetadataImage())
+    assert refused == gates.Refuse(GROUP_AUTHORIZATION_FAILED)
+    describe = make(
+        request_class(ApiKey.CONSUMER_GROUP_DESCRIBE, 0),
+        group_ids=["g", "h"],
+        include_authorized_operations=False,
+    )
+    verdict = gates.judge(reader, ApiKey.CONSUMER_GROUP_DESCRIBE, describe, MetadataImage())
+    assert isinstance(verdict, gates.Split)
+    assert verdict.allowed.group_ids == ("g",)
+    ((body, code, message),) = verdict.refused
+    answer = gates.error_answer(body, code, message)
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [
+        ("h", GROUP_AUTHORIZATION_FAILED)
+    ]

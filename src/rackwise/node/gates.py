@@ -218,6 +218,21 @@ def _describe_groups(check: Check, body: Any, _image: MetadataImage) -> Verdict:
     )
 
 
+def _consumer_group_describe(check: Check, body: Any, _image: MetadataImage) -> Verdict:
+    """DESCRIBE on each group named; the others answered GROUP_AUTHORIZATION_FAILED."""
+    may = check.may
+    return split(
+        body,
+        "group_ids",
+        "groups",
+        lambda g: (
+            None
+            if may(AclOperation.DESCRIBE, ResourceType.GROUP, g)
+            else GROUP_AUTHORIZATION_FAILED
+        ),
+    )
+
+
 def _offset_commit(check: Check, body: Any, _image: MetadataImage) -> Verdict:
     """READ on the group, then READ on each topic committed."""
     if not check.may(AclOperation.READ, ResourceType.GROUP, str(body.group_id)):
@@ -277,6 +292,8 @@ GATES: Final[Mapping[int, Gate]] = {
     ApiKey.OFFSET_DELETE: _group(AclOperation.DELETE),
     ApiKey.OFFSET_FETCH: _offset_fetch,
     ApiKey.DESCRIBE_GROUPS: _describe_groups,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: _group(AclOperation.READ),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: _consumer_group_describe,
 }
 """The gate of each API that has one; an API without one needs nothing of the authorizer."""
 
@@ -332,6 +349,11 @@ def error_answer(body: Any, error_code: int, message: str | None) -> Response:
         values["groups"] = [
             {"group_id": getattr(g, "group_id", g), "error_code": error_code, "topics": []}
             for g in body.groups or ()
+        ]
+    if "groups" in names and hasattr(body, "group_ids"):
+        values["groups"] = [
+            {"group_id": g, "error_code": error_code, "error_message": message}
+            for g in body.group_ids
         ]
     if "coordinators" in names:
         values["coordinators"] = [
