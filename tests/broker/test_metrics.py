@@ -305,8 +305,23 @@ def _scrape_hard(nodes: list[Node], until: float, counts: list[int]) -> None:
             counts[0] += 1
 
 
+def _leader_of_the_topic(cluster: Cluster) -> Node:
+    """The broker leading partition 0 of :data:`TOPIC` (created by the first test, or here)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(TOPIC, 1, 2)])
+
+    def leader() -> int | None:
+        topic = admin.list_topics(topic=TOPIC, timeout=10).topics.get(TOPIC)
+        if topic is None or topic.error is not None or not topic.partitions:
+            return None
+        found = int(topic.partitions[0].leader)
+        return found if found >= 0 else None
+
+    return cluster.broker(eventually(leader, timeout_s=30))
+
+
 def test_scraping_under_load_leaves_api_versions_prompt(cluster: Cluster) -> None:
-    broker = cluster.brokers[0]
+    broker = _leader_of_the_topic(cluster)
     seconds = 5.0
     # A scraper that connects and never finishes its request holds only its own thread.
     stuck = socket.create_connection(("127.0.0.1", broker.metrics_port))
