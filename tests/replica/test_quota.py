@@ -168,8 +168,9 @@ def test_a_held_back_sender_keeps_to_the_bound(
 def test_the_throttle_time_is_the_wait_the_quota_needs(
     bound: int, records: list[tuple[int, int]]
 ) -> None:
-    """After waiting the throttle time (with nothing more counted) the quota is acceptable;
-    a moment before, it is not (unless samples expired meanwhile)."""
+    """After waiting the throttle time (with nothing more counted) the quota is acceptable, or,
+    where a sample expired meanwhile, after waiting the new throttle time; a moment before, it
+    is not (unless samples expired meanwhile)."""
     clock = Clock()
     quota = quota_of(bound, clock)
     for dt, value in records:
@@ -181,7 +182,12 @@ def test_the_throttle_time_is_the_wait_the_quota_needs(
         return
     start = clock.now
     clock.now = start + math.ceil(wait) + 1
-    assert not quota.is_exceeded()
+    if quota.is_exceeded():
+        # A sample expired during the wait and took its part of the window with it, so the
+        # rate divides by less time: only then is one wait short, and waiting again suffices.
+        assert quota.rate.total(clock.now) < sum(v for _, v in records)
+        clock.now += math.ceil(quota.throttle_time_ms()) + 1
+        assert not quota.is_exceeded()
     clock.now = start + max(0, math.floor(wait) - 1)
     rate = quota.rate
     if rate.total(clock.now) == sum(v for _, v in records) and wait > 2:
