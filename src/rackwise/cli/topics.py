@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # the admin client loads the wire protocol: imported when a c
 DEFAULT_TIMEOUT_MS: Final = 30_000
 """The admin client's own default (``rackwise.client.admin.DEFAULT_TIMEOUT_MS``), spelled out
 here so that ``--help`` need not load the client."""
+MIN_ISR: Final = "min.insync.replicas"
+MIN_RACKS: Final = "min.insync.racks"
+MIN_RACKS_LEVEL: Final = "min.insync.racks.level"
+"""The topic configs the under- and at-min-ISR reports read."""
 
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -371,19 +375,23 @@ def _describe(admin: Admin, topics: list[str], args: argparse.Namespace) -> int:
         return 0
     described = admin.describe_topics(topics)
     reports = any(getattr(args, r) for r in REPORTS)
-    configs = {} if reports else admin.topic_configs([t.name for t in described])
-    live = {b.id for b in admin.brokers() if not b.is_fenced} if reports else set()
-    min_isr = (
-        admin.min_insync_replicas([t.name for t in described])
-        if args.under_min_isr_partitions or args.at_min_isr_partitions
-        else {}
-    )
+    names = [t.name for t in described]
+    configs = {} if reports else admin.topic_configs(names)
+    brokers = admin.brokers() if reports else []
+    live = {b.id for b in brokers if not b.is_fenced}
+    # below min.insync.racks counts as under min ISR
+    keys = [MIN_ISR, *((MIN_RACKS, MIN_RACKS_LEVEL) if args.under_min_isr_partitions else ())]
+    wants_min_isr = args.under_min_isr_partitions or args.at_min_isr_partitions
+    effective = admin.effective_int_configs(names, keys) if wants_min_isr else {}
+    min_isr = {name: values[MIN_ISR] for name, values in effective.items()}
+    rack_rules = {
+        name: (values[MIN_RACKS], values[MIN_RACKS_LEVEL])
+        for name, values in effective.items()
+        if MIN_RACKS in values
+    }
     racks: dict[int, str | None] = {}
-    rack_rules: dict[str, tuple[int, int]] = {}
-    if args.under_min_isr_partitions:  # below min.insync.racks counts as under min ISR
-        rack_rules = admin.min_insync_racks([t.name for t in described])
-        if any(required > 1 for required, _ in rack_rules.values()):
-            racks = {b.id: b.rack for b in admin.brokers()}
+    if any(required > 1 for required, _ in rack_rules.values()):
+        racks = {b.id: b.rack for b in brokers}
 
     def wanted(topic: str) -> Callable[[PartitionDescription], bool]:
         rule = rack_rules.get(topic, (1, 1))

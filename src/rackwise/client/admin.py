@@ -319,8 +319,11 @@ class Admin:
             for name in names
         }
 
-    def min_insync_replicas(self, names: Sequence[str]) -> dict[str, int]:
-        """Each topic's ``min.insync.replicas`` in effect, default or not."""
+    def effective_int_configs(
+        self, names: Sequence[str], keys: Sequence[str]
+    ) -> dict[str, dict[str, int]]:
+        """Each topic's integer ``keys`` in effect, default or not (1 where one is unset), in
+        one DescribeConfigs."""
         if not names:
             return {}
         resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
@@ -329,25 +332,7 @@ class Admin:
         )
         topics = found.get("topic", {})
         return {
-            name: int(topics.get(name, {}).get("min.insync.replicas", {}).get("value") or 1)
-            for name in names
-        }
-
-    def min_insync_racks(self, names: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """Each topic's ``min.insync.racks`` and ``min.insync.racks.level`` in effect."""
-        if not names:
-            return {}
-        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-        found = self._call(
-            "DescribeConfigs", self._client.describe_configs, resources, config_filter="all"
-        )
-        topics = found.get("topic", {})
-
-        def value(name: str, key: str) -> int:
-            return int(topics.get(name, {}).get(key, {}).get("value") or 1)
-
-        return {
-            name: (value(name, "min.insync.racks"), value(name, "min.insync.racks.level"))
+            name: {key: int(topics.get(name, {}).get(key, {}).get("value") or 1) for key in keys}
             for name in names
         }
 
