@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError as RdKafkaError
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
@@ -57,6 +59,19 @@ class Cluster:
         return sorted(b for b, n in self.brokers.items() if n["rack"].startswith(dc + "/"))
 
     def partitions(self, topic: str) -> dict[int, Any]:
+        """The topic's partitions from Metadata. librdkafka learns every broker from the first
+        answer and may send a later question to a stopped one, which accepts the connection
+        and never answers; a new client starts again from the brokers in ``via``."""
+        for _ in range(2):
+            try:
+                return self._partitions(topic)
+            except KafkaException as e:
+                if e.args[0].code() != RdKafkaError._TIMED_OUT:
+                    raise
+                self.admin = AdminClient({"bootstrap.servers": self.asked})
+        return self._partitions(topic)
+
+    def _partitions(self, topic: str) -> dict[int, Any]:
         return dict(self.admin.list_topics(topic, timeout=10).topics[topic].partitions)
 
     def signal(self, broker: int, signum: int) -> None:

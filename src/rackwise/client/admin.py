@@ -31,6 +31,7 @@ Usage::
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,9 @@ CREATE_REPLICA_PLACEMENT_API_KEY: Final = 1000
 
 DEFAULT_TIMEOUT_MS: Final = 30_000
 """How long to wait for a broker at start and for each request, in milliseconds."""
+
+READ_ATTEMPTS: Final = 4
+"""How many times a read that timed out is asked: a node per paused broker, and one more."""
 
 NO_LEADER: Final = -1
 """The leader id of a partition that has none, on the wire."""
@@ -281,22 +285,37 @@ class Admin:
                 name="NOT_CONTROLLER",
             ) from None
 
+    def _read(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`_call` for a request that changes nothing, asked again when it timed out,
+        up to :data:`READ_ATTEMPTS` times within the admin's timeout: a paused broker still
+        accepts connections, so the node chosen may never answer, and kafka-python, having
+        dropped that connection and backing off from it, asks another the next time (Kafka's
+        admin client retries such calls on another node until its API timeout)."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        for _ in range(READ_ATTEMPTS - 1):
+            try:
+                return call(*args, **kwargs)
+            except (kafka_errors.RequestTimedOutError, kafka_errors.KafkaTimeoutError):
+                if time.monotonic() >= deadline:
+                    break
+        return self._call(what, call, *args, **kwargs)
+
     # -- the cluster -------------------------------------------------------------------------
 
     def brokers(self) -> list[BrokerDescription]:
         """Every registered broker, fenced ones included (DescribeCluster), by id."""
-        cluster = self._call("DescribeCluster", self._client.describe_cluster)
+        cluster = self._read("DescribeCluster", self._client.describe_cluster)
         return sorted((broker_from_cluster(b) for b in cluster["brokers"]), key=lambda b: b.id)
 
     # -- topics ------------------------------------------------------------------------------
 
     def list_topics(self) -> list[str]:
         """Every topic's name, sorted."""
-        return sorted(self._call("Metadata", self._client.list_topics))
+        return sorted(self._read("Metadata", self._client.list_topics))
 
     def describe_topics(self, names: Sequence[str] | None = None) -> list[TopicDescription]:
         """The named topics (all of them for None), in the order of the names or by name."""
-        topics = self._call(
+        topics = self._read(
             "Metadata", self._client.describe_topics, None if names is None else list(names)
         )
         described = [topic_from_metadata(t) for t in topics]
@@ -310,7 +329,7 @@ class Admin:
         if not names:
             return {}
         resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-        found = self._call(
+        found = self._read(
             "DescribeConfigs", self._client.describe_configs, resources, config_filter="modified"
         )
         topics = found.get("topic", {})
@@ -327,7 +346,7 @@ class Admin:
         if not names:
             return {}
         resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-        found = self._call(
+        found = self._read(
             "DescribeConfigs", self._client.describe_configs, resources, config_filter="all"
         )
         topics = found.get("topic", {})
