@@ -127,13 +127,11 @@ def leader_order(image: MetadataImage, preference: LeadersPreference) -> LeaderO
     return lambda replicas: preference.order(replicas, rack_of)
 
 
-def preferred_leader(
-    image: MetadataImage, partition: PartitionRegistration, preference: LeadersPreference
-) -> int:
-    """Where balancing moves ``partition``'s leadership (module docstring)."""
+def preferred_leader(order: LeaderOrder | None, partition: PartitionRegistration) -> int:
+    """Where balancing moves ``partition``'s leadership (module docstring), given its topic's
+    :func:`leader_order`."""
     if not partition.replicas:
         return NO_LEADER
-    order = leader_order(image, preference)
     if order is None:
         return int(partition.replicas[0])
     ordered = order(list(partition.replicas))

@@ -122,7 +122,7 @@ def _elect(
         message = f"No such partition as {name}-{partition_id}"
         return partition_id, UNKNOWN_TOPIC_OR_PARTITION, message
     preferred = (
-        replication.preferred_leader(image, topic.topic_id, partition)
+        replication.preferred_leader(image, topic.topic_id)(partition)
         if partition.replicas
         else NO_LEADER
     )

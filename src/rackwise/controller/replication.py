@@ -29,6 +29,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, Final
 
 from rackwise.common import InvalidRequestException, RackwiseError
@@ -334,11 +335,11 @@ class ReplicationControl:
         return leader_order(image, self.domain_rules(image, image.topics_by_id[topic_id].name)[1])
 
     def preferred_leader(
-        self, image: MetadataImage, topic_id: uuid.UUID, partition: PartitionRegistration
-    ) -> int:
-        """Where the preferred-leader balancing moves ``partition``'s leadership."""
-        topic = image.topics_by_id[topic_id]
-        return preferred_leader(image, partition, self.domain_rules(image, topic.name)[1])
+        self, image: MetadataImage, topic_id: uuid.UUID
+    ) -> Callable[[PartitionRegistration], int]:
+        """Where the preferred-leader balancing moves the leadership of each of the topic's
+        partitions; the topic's configs are read once, for all of them."""
+        return partial(preferred_leader, self.leader_order(image, topic_id))
 
     def min_isr(self, image: MetadataImage, topic_id: uuid.UUID) -> int:
         """The topic's effective ``min.insync.replicas`` (:meth:`_topic_settings`)."""

@@ -30,8 +30,11 @@ from rackwise.records.constants import NO_LEADER
 from rackwise.records.registry import RECORD_TYPES_BY_NAME
 
 TopicIdPartition = tuple[uuid.UUID, int]
-PreferredLeader = Callable[[MetadataImage, uuid.UUID, PartitionRegistration], int]
-"""Where a partition's leadership belongs (default: its first replica)."""
+LeaderOf = Callable[[PartitionRegistration], int]
+PreferredLeader = Callable[[MetadataImage, uuid.UUID], LeaderOf]
+"""For a topic, where each of its partitions' leadership belongs (default: the first replica).
+Asked once per topic in a build or an update: a topic's configs are read once, not once per
+partition."""
 ReplayBatch = tuple[Sequence[Any], int, "int | None"]
 """Records, the offset of the first, and the offset they all count as if from a snapshot."""
 
@@ -66,12 +69,13 @@ class PartitionIndex:
     def build(image: MetadataImage, preferred: PreferredLeader | None = None) -> PartitionIndex:
         index = PartitionIndex(preferred)
         for topic_id, topic in image.topics_by_id.items():
+            leader_of = None if preferred is None else preferred(image, topic_id)
             for partition_id, partition in topic.partitions.items():
-                index._add((topic_id, partition_id), partition, image)
+                index._add((topic_id, partition_id), partition, leader_of)
         return index
 
     def _add(
-        self, key: TopicIdPartition, partition: PartitionRegistration, image: MetadataImage
+        self, key: TopicIdPartition, partition: PartitionRegistration, leader_of: LeaderOf | None
     ) -> None:
         for broker in partition.isr:
             self.isr.setdefault(broker, set()).add(key)
@@ -81,10 +85,10 @@ class PartitionIndex:
             self.leaderless.add(key)
         if not partition.replicas:
             self.imbalanced.add(key)
-        elif self.preferred is None:
+        elif leader_of is None:
             if partition.leader != partition.replicas[0]:
                 self.imbalanced.add(key)
-        elif partition.leader != self.preferred(image, key[0], partition):
+        elif partition.leader != leader_of(partition):
             self.imbalanced.add(key)
 
     def _remove(self, key: TopicIdPartition, partition: PartitionRegistration) -> None:
@@ -108,13 +112,17 @@ class PartitionIndex:
             if topic is not None:
                 for partition_id, partition in topic.partitions.items():
                     self._remove((topic_id, partition_id), partition)
+        leaders_of: dict[uuid.UUID, LeaderOf | None] = {}
         for key in touched:
             before = _partition(old, key)
             if before is not None:
                 self._remove(key, before)
             after = _partition(new, key)
             if after is not None:
-                self._add(key, after, new)
+                if key[0] not in leaders_of:
+                    preferred = self.preferred
+                    leaders_of[key[0]] = None if preferred is None else preferred(new, key[0])
+                self._add(key, after, leaders_of[key[0]])
 
     def partitions_with_isr(self, broker_id: int) -> list[TopicIdPartition]:
         return sorted(self.isr.get(broker_id, ()))
