@@ -227,7 +227,7 @@ def test_among_equally_near_replicas_a_follower_keeps_its_consumer(cluster: Clus
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     isr=st.sets(st.sampled_from([2, 3, 4])),

@@ -108,15 +108,16 @@ def invalid_read_replica(hosted: HostedReplicas, partition: Partition) -> str | 
     """Why this follower may no longer serve consumers (None: it may)."""
     me = hosted.broker_id
     state = partition.state
+    fenced = not _unfenced(hosted, me)
+    if not fenced and me in state.isr and me not in state.removing:
+        return None
     where = f"{partition.topic}-{partition.index}"
-    if not _unfenced(hosted, me):
+    if fenced:
         reason = f"broker {me} is fenced"
     elif me not in state.isr:
         reason = f"broker {me} is not in the ISR {list(state.isr)} of {where}"
-    elif me in state.removing:
-        reason = f"a reassignment is removing broker {me} from the replicas of {where}"
     else:
-        return None
+        reason = f"a reassignment is removing broker {me} from the replicas of {where}"
     return f"Offsets of {where} are not available from broker {me}: {reason}; read from the leader"
 
 
