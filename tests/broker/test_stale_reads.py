@@ -46,7 +46,7 @@ pytestmark = pytest.mark.slow  # five processes, a broker stopped
 RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
 CONSUMER_RACK = "/dc1/r1"
 LAG_MS = 1500
-SOCKET_TIMEOUT_MS = 2500
+SOCKET_TIMEOUT_MS = 4000
 SERVED = re.compile(r"metrics served on http://([\d.]+):(\d+)/metrics")
 BYTES_OUT = "kafka_server_brokertopicmetrics_bytesout_total"
 
