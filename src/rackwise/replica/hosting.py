@@ -84,10 +84,19 @@ class Transition:
     became_follower: list[TopicPartition] = field(default_factory=list)
     removed: list[TopicPartition] = field(default_factory=list)
     offline: list[TopicPartition] = field(default_factory=list)
+    read_replica: list[TopicPartition] = field(default_factory=list)
+    """Followers that joined or left the ISR, or that a reassignment started removing: a
+    consumer's waiting fetch there is answered again (it may have to go to the leader)."""
 
     @property
     def changed(self) -> list[TopicPartition]:
-        return [*self.became_leader, *self.became_follower, *self.removed, *self.offline]
+        return [
+            *self.became_leader,
+            *self.became_follower,
+            *self.removed,
+            *self.offline,
+            *self.read_replica,
+        ]
 
 
 class HostedReplicas:
@@ -165,6 +174,7 @@ class HostedReplicas:
                 leader=registration.leader,
                 leader_epoch=registration.leader_epoch,
                 partition_epoch=registration.partition_epoch,
+                removing=tuple(registration.removing_replicas),
             )
             if key in self.offline:
                 continue
@@ -212,7 +222,11 @@ class HostedReplicas:
             partition.log.update_config(settings.log_config)
         was_leader = partition.is_leader
         old_leader, old_epoch = partition.state.leader, partition.state.leader_epoch
+        me = self.broker_id
+        was_valid = me in partition.state.isr and me not in partition.state.removing
         became_leader = partition.apply_registration(state, now)
+        if not partition.is_leader and was_valid != (me in state.isr and me not in state.removing):
+            transition.read_replica.append(key)
         if became_leader:
             transition.became_leader.append(key)
             self.followed.pop(key, None)

@@ -102,6 +102,8 @@ class PartitionState:
     leader: int
     leader_epoch: int
     partition_epoch: int
+    removing: tuple[int, ...] = ()
+    """The replicas a reassignment is taking away (they leave once the new ones are in sync)."""
 
 
 @dataclass(slots=True)

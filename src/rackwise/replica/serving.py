@@ -9,8 +9,9 @@ Goals
     Answer each partition's part of a request from the replica this broker hosts
     (:class:`~rackwise.replica.hosting.HostedReplicas`), with Kafka's errors: a follower's
     fetch is also its progress report to the leader; a consumer may read from a follower
-    when the :class:`~rackwise.replica.selector.ReplicaSelector` names it; a follower that
-    fetches from a diverging epoch is told where to truncate.
+    when the :class:`~rackwise.replica.selector.ReplicaSelector` names it, for as long as
+    that follower stays a valid read replica (:mod:`rackwise.replica.read_replicas`); a
+    follower that fetches from a diverging epoch is told where to truncate.
 
 Constraints
     Single-threaded (the broker's request loop); no sockets; the clock is the hosted
@@ -40,12 +41,13 @@ from rackwise.replica.errors import (
 )
 from rackwise.replica.hosting import UNKNOWN_EPOCH, HostedReplicas, TopicSettings
 from rackwise.replica.partition import Partition, RackRequirement
-from rackwise.replica.selector import (
-    ClientMetadata,
-    PartitionView,
-    ReplicaSelector,
-    ReplicaView,
+from rackwise.replica.read_replicas import (
+    NO_PREFERRED_REPLICA,
+    follower_choice,
+    leader_choice,
+    may_serve,
 )
+from rackwise.replica.selector import ClientMetadata, ReplicaSelector
 from rackwise.storage.files import FileRegion
 from rackwise.storage.log import LogAppendInfo
 
@@ -60,7 +62,6 @@ LATEST_TIERED_TIMESTAMP: Final = -5
 CONSUMER_REPLICA_ID: Final = -1
 """A Fetch's or ListOffsets' replica id when a client, not a follower, sends it."""
 DEBUG_REPLICA_ID: Final = -2
-NO_PREFERRED_REPLICA: Final = -1
 UNKNOWN_OFFSET: Final = -1
 READ_UNCOMMITTED: Final = 0
 
@@ -201,7 +202,9 @@ class ReplicaRequests:
     ) -> ReadResult:
         """One partition's records for a Fetch: from the leader for a follower (its fetch is
         also its progress report), from any replica for a consumer up to the high watermark,
-        with a preferred read replica when the selector names another broker; ``zero_copy``
+        with a preferred read replica when the selector names another broker (the leader's
+        choice, or a follower's sending its consumer to a nearer in-sync replica), and
+        OFFSET_NOT_AVAILABLE from a follower that may no longer serve consumers; ``zero_copy``
         asks for a file region to ``sendfile`` where one pays (``PartitionLog.read``)."""
         partition = self.hosted.get(topic, index)
         is_follower = replica_id >= 0
@@ -222,9 +225,9 @@ class ReplicaRequests:
             )
             bound = log.log_end_offset
         else:
-            if partition.is_leader and client is not None and selector is not None:
-                preferred = self._preferred_replica(partition, client, selector, fetch_offset)
-                if preferred != self.hosted.broker_id:
+            if client is not None and selector is not None:
+                preferred = self._read_replica(partition, client, selector, fetch_offset)
+                if preferred != NO_PREFERRED_REPLICA:
                     return self._result(partition, b"", preferred_read_replica=preferred)
             bound = log.high_watermark
         if fetch_offset < log.log_start_offset or fetch_offset > log.log_end_offset:
@@ -256,6 +259,21 @@ class ReplicaRequests:
             **extra,  # type: ignore[arg-type]
         )
 
+    def _read_replica(
+        self,
+        partition: Partition,
+        client: ClientMetadata,
+        selector: ReplicaSelector,
+        fetch_offset: int,
+    ) -> int:
+        """Where a consumer should read instead of here (:mod:`~rackwise.replica.read_replicas`):
+        the leader's choice, or a follower's; OFFSET_NOT_AVAILABLE is raised by a follower
+        that may no longer serve consumers."""
+        if not partition.is_leader:
+            return follower_choice(self.hosted, partition, client, selector)
+        chosen = leader_choice(self.hosted, partition, client, selector, fetch_offset)
+        return NO_PREFERRED_REPLICA if chosen == self.hosted.broker_id else chosen
+
     def _diverging_epoch(
         self, partition: Partition, last_fetched_epoch: int, fetch_offset: int
     ) -> tuple[int, int] | None:
@@ -270,52 +288,13 @@ class ReplicaRequests:
             return epoch, end
         return None
 
-    def _preferred_replica(
-        self,
-        partition: Partition,
-        client: ClientMetadata,
-        selector: ReplicaSelector,
-        fetch_offset: int,
-    ) -> int:
-        views = []
-        leader_view: ReplicaView | None = None
-        for replica in partition.state.replicas:
-            registration = self.hosted.image.brokers.get(replica)
-            if registration is None or registration.fenced:
-                continue
-            if replica == self.hosted.broker_id:
-                view = ReplicaView(
-                    replica,
-                    registration.rack,
-                    partition.log_end_offset,
-                    self.hosted.clock(),
-                    True,
-                )
-                leader_view = view
-            else:
-                follower = partition.followers.get(replica)
-                if follower is None or follower.log_end_offset < fetch_offset:
-                    continue
-                if follower.log_start_offset > fetch_offset:
-                    continue
-                view = ReplicaView(
-                    replica,
-                    registration.rack,
-                    follower.log_end_offset,
-                    follower.last_caught_up_ms,
-                    replica in partition.state.isr,
-                )
-            views.append(view)
-        if leader_view is None:
-            return self.hosted.broker_id
-        chosen = selector.select(PartitionView(leader_view, tuple(views)), client)
-        return chosen if any(v.broker_id == chosen for v in views) else self.hosted.broker_id
-
     def bytes_available(self, topic: str, index: int, fetch_offset: int, is_follower: bool) -> bool:
         """Whether a fetch from ``fetch_offset`` would get records now (a long poll's check)."""
         partition = self.hosted.partitions.get((topic, index))
         if partition is None:
             return True
+        if not is_follower and not may_serve(self.hosted, partition):
+            return True  # answered now: the consumer is sent back to the leader
         bound = partition.log_end_offset if is_follower else partition.high_watermark
         return bound > fetch_offset or fetch_offset > partition.log_end_offset
 
