@@ -360,3 +360,35 @@ def test_the_plan_table_shows_the_headline_figures() -> None:
             )
         ),
     }
+
+
+def test_drain_log_dirs_empties_the_named_directories(tmp_path: Path) -> None:
+    assert _generate(tmp_path / "fleet").returncode == 0
+    cluster = tmp_path / "fleet" / "json" / "cluster-000"
+    described = json.loads((cluster / "log_dirs.json").read_text().splitlines()[-1])
+    healthy = [  # a broker without a failed directory: Kafka lets its replicas move
+        b for b in described["brokers"] if all(d["error"] is None for d in b["logDirs"])
+    ]
+    broker = healthy[0]["broker"]
+    [drained] = [d for d in healthy[0]["logDirs"] if d["logDir"].endswith("/d1")]
+    held = {p["partition"] for p in drained["partitions"]}
+    assert held
+    plan = _run(
+        "plan", "--brokers", str(cluster / "brokers.json"), "--assignment",
+        str(cluster / "assignment.json"), "--log-dirs", str(cluster / "log_dirs.json"),
+        "--cluster-id", "cluster-000", "--out", str(tmp_path / "plan"), "--format", "json",
+        "--drain-log-dirs", f"{broker}:{drained['logDir']}",
+    )  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    reassignment = json.loads((tmp_path / "plan" / "cluster-000" / "reassignment.json").read_text())
+    placed = {
+        f"{p['topic']}-{p['partition']}": dict(zip(p["replicas"], p["log_dirs"], strict=True))
+        for p in reassignment["partitions"]
+    }
+    for name, dirs in placed.items():
+        assert dirs.get(broker) != drained["logDir"], name  # nothing goes there
+    for name in held:  # and whatever was there leaves it, or leaves the broker
+        assert name in placed and placed[name].get(broker) != drained["logDir"], name
+    refused = _run("plan", "--drain-log-dirs", "data", "--out", str(tmp_path / "x"))
+    assert refused.returncode == 1
+    assert "'data' is not a log directory: an absolute path, or BROKER:PATH" in refused.stderr

@@ -103,6 +103,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                 "--strategy", choices=("keep", "rack-aware", "multi-level"), default="keep"
             )
             sub.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
+            sub.add_argument(
+                "--drain-log-dirs", type=drain_log_dirs, default=(), metavar="DIR,...",
+                help="empty these log directories (PATH on every broker, or BROKER:PATH), "
+                "as for directories cordoned with cordoned.log.dirs",
+            )  # fmt: skip
         sub.set_defaults(pipeline_run=run_stage)
 
 
@@ -428,7 +433,22 @@ def _stage(
         args.throttle,
         args.min_insync_replicas,
         progress.timed("plan"),
+        drain=args.drain_log_dirs,
     )
+
+
+def drain_log_dirs(text: str) -> tuple[str, ...]:
+    """``--drain-log-dirs``: absolute paths, each alone or after a broker id and ``:``."""
+    entries = tuple(e.strip() for e in text.split(",") if e.strip())
+    for entry in entries:
+        broker, sep, path = entry.partition(":")
+        if not (entry.startswith("/") or (sep and broker.isdigit() and path.startswith("/"))):
+            raise argparse.ArgumentTypeError(
+                f"{entry!r} is not a log directory: an absolute path, or BROKER:PATH"
+            )
+    if not entries:
+        raise argparse.ArgumentTypeError("no log directory named")
+    return entries
 
 
 def _read_live(args: argparse.Namespace, source: InputSource, progress: Progress) -> JsonColumns:

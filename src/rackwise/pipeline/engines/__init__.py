@@ -63,6 +63,7 @@ class Engine(Protocol):
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        drain: tuple[str, ...] = (),
     ) -> dict[str, Any]: ...
 
 

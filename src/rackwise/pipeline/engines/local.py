@@ -102,18 +102,19 @@ def run_plan(
     min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS,
     *,
     on_stage: StageCallback | None = None,
+    drain: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Plan every cluster of ``tables`` and write the plan's outputs under ``out_dir`` (see
-    :mod:`rackwise.pipeline.plan`), with the audit of the current state, run once; return the
-    summary written to ``plan_summary.json``. ``on_stage`` hears ``balance`` (planning every
-    cluster), the audit's stages as ``audit <stage>``, then ``reassignments``, ``after``,
-    ``summary``, ``report``."""
+    """Plan every cluster of ``tables`` (emptying the log directories ``drain`` names) and
+    write the plan's outputs under ``out_dir`` (see :mod:`rackwise.pipeline.plan`), with the
+    audit of the current state, run once; return the summary written to ``plan_summary.json``.
+    ``on_stage`` hears ``balance`` (planning every cluster), the audit's stages as ``audit
+    <stage>``, then ``reassignments``, ``after``, ``summary``, ``report``."""
     check_strategy(strategy)
     _check_throttle(throttle_bytes_per_s)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(on_stage)
-    rows = plan_rows(tables, strategy)  # type: ignore[arg-type]
+    rows = plan_rows(tables, strategy, drain=drain)  # type: ignore[arg-type]
     if rows is not None:
         pq.write_to_dataset(rows, out / ROWS_DIR, partition_cols=["kind"])
     stages.done("balance")
@@ -180,7 +181,9 @@ class LocalEngine:
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        drain: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         return run_plan(
-            tables, out, strategy, throttle_bytes_per_s, min_insync_replicas, on_stage=on_stage
-        )
+            tables, out, strategy, throttle_bytes_per_s, min_insync_replicas, on_stage=on_stage,
+            drain=drain,
+        )  # fmt: skip

@@ -143,6 +143,7 @@ def run_plan(
     *,
     on_stage: StageCallback | None = None,
     rejected: dict[str, int] | None = None,
+    drain: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Plan every cluster of ``tables``, write the outputs (:mod:`rackwise.pipeline.plan`)
     under ``out_dir`` with the audit of the current state (run once, its report folded into
@@ -159,7 +160,7 @@ def run_plan(
     stages = Stages(on_stage)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = plan_rows(tables, strategy)  # type: ignore[arg-type]
+    rows = plan_rows(tables, strategy, drain=drain)  # type: ignore[arg-type]
     rows.write.mode("overwrite").partitionBy("kind").parquet(str(out / ROWS_DIR))
     stages.done("balance")
     audit_stage = None if on_stage is None else _prefixed(on_stage, "audit ")
@@ -222,6 +223,7 @@ class SparkEngine:
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        drain: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         return run_plan(
             self.spark,
@@ -232,4 +234,5 @@ class SparkEngine:
             min_insync_replicas,
             on_stage=on_stage,
             rejected=rejected_by_cluster(out),
+            drain=drain,
         )

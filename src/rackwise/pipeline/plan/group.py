@@ -89,8 +89,22 @@ def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     return np.asarray(codes.to_numpy(), dtype=np.int64), values.to_pylist()
 
 
-def cluster_input(replicas: pa.Table, brokers: pa.Table) -> ClusterInput:
-    """The balance package's input from one cluster's replica rows and broker-directory rows."""
+def drained(broker_ids: np.ndarray, paths: tuple[str, ...], drain: tuple[str, ...]) -> np.ndarray:
+    """Which directory rows ``drain`` names: ``PATH`` (that directory of every broker) or
+    ``BROKER:PATH`` (one broker's)."""
+    every = {d for d in drain if d.startswith("/")}
+    one = {(int(b), p) for b, _, p in (d.partition(":") for d in drain if not d.startswith("/"))}
+    return np.array(
+        [p in every or (int(b), p) in one for b, p in zip(broker_ids.tolist(), paths, strict=True)],
+        np.bool_,
+    )
+
+
+def cluster_input(
+    replicas: pa.Table, brokers: pa.Table, drain: tuple[str, ...] = ()
+) -> ClusterInput:
+    """The balance package's input from one cluster's replica rows and broker-directory rows;
+    the directories ``drain`` names (:func:`drained`) are to be emptied."""
     b_ids = _ints(brokers.column("broker_id"), -1)
     first = np.unique(b_ids, return_index=True)[1]
     racks = brokers.column("rack").to_pylist()
@@ -99,11 +113,16 @@ def cluster_input(replicas: pa.Table, brokers: pa.Table) -> ClusterInput:
     dirs = brokers.filter(pa.array(has_dir)).sort_by(
         [("broker_id", "ascending"), ("log_dir", "ascending")]
     )
-    dir_table = LogDirTable(
+    dir_brokers, dir_paths = (
         _ints(dirs.column("broker_id"), -1),
         tuple(dirs.column("log_dir").to_pylist()),
+    )
+    dir_table = LogDirTable(
+        dir_brokers,
+        dir_paths,
         _ints(dirs.column("total_bytes"), UNKNOWN_BYTES),
         np.asarray(pc.fill_null(dirs.column("is_live"), True).to_numpy(zero_copy_only=False)),
+        drained(dir_brokers, dir_paths, drain) if drain else None,
     )
     topics, names = _codes(replicas.column("topic"))
     r_brokers = _ints(replicas.column("broker_id"), -1)
@@ -306,14 +325,14 @@ def _unplanned(cluster_id: str, replicas: pa.Table, error: str) -> pa.Table:
 
 
 def plan_group(
-    strategy: Strategy, seed: int = 0
+    strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
 ) -> Callable[[tuple[Any, ...], pa.Table, pa.Table], pa.Table]:
     """The cogrouped function: ``(key, replicas, broker_dirs) -> rows`` for one cluster."""
 
     def run(key: tuple[Any, ...], replicas: pa.Table, brokers: pa.Table) -> pa.Table:
         cluster_id = str(key[0].as_py() if hasattr(key[0], "as_py") else key[0])
         try:
-            cluster = cluster_input(replicas, brokers)
+            cluster = cluster_input(replicas, brokers, drain)
             plan = plan_cluster(cluster, strategy, clock=time.perf_counter, seed=seed)
         except RackwiseError as exc:
             return _unplanned(cluster_id, replicas, str(exc))

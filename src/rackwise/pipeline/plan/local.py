@@ -24,14 +24,16 @@ def broker_dirs(tables: LocalTables) -> pa.Table:
     return joined.select(list(BROKER_DIR_COLUMNS))
 
 
-def plan_rows(tables: LocalTables, strategy: Strategy, seed: int = 0) -> pa.Table | None:
+def plan_rows(
+    tables: LocalTables, strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
+) -> pa.Table | None:
     """Every cluster planned (clusters in id order): the rows of
     :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`, or ``None`` for an input without any
     cluster."""
     check_strategy(strategy)
     replicas = dict(cluster_slices(tables.replicas))
     brokers = dict(cluster_slices(broker_dirs(tables)))
-    run = plan_group(strategy, seed)
+    run = plan_group(strategy, seed, drain)
     parts = []
     for cluster_id in sorted(set(replicas) | set(brokers)):
         mine = replicas.get(cluster_id, tables.replicas.slice(0, 0))

@@ -31,7 +31,9 @@ def check_strategy(strategy: str) -> None:
         )
 
 
-def plan_rows(tables: ClusterTables, strategy: Strategy, seed: int = 0) -> DataFrame:
+def plan_rows(
+    tables: ClusterTables, strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
+) -> DataFrame:
     """Every cluster planned: the rows of :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`."""
     check_strategy(strategy)
     replicas = tables.replicas.select(*schema.REPLICAS_COLUMNS)
@@ -43,5 +45,5 @@ def plan_rows(tables: ClusterTables, strategy: Strategy, seed: int = 0) -> DataF
     return (
         replicas.groupBy("cluster_id")
         .cogroup(broker_dirs.select(*BROKER_DIR_COLUMNS).groupBy("cluster_id"))
-        .applyInArrow(plan_group(strategy, seed), schema=PLAN_ROWS_DDL)
+        .applyInArrow(plan_group(strategy, seed, drain), schema=PLAN_ROWS_DDL)
     )
