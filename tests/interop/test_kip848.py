@@ -23,6 +23,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
+from rackwise.common.java import java_hashmap_order, java_string_hash
 from tests.command_line import rackwise
 from tests.interop.conftest import eventually
 
@@ -303,3 +304,94 @@ def test_a_classic_member_cannot_join_a_consumer_protocol_group(cluster: Cluster
     finally:
         classic.close()
         consumer.close()
+
+
+def _leader_racks(cluster: Cluster, topic: str, count: int) -> list[list[str]]:
+    """Each partition's replica racks, the leader's first (``rackwise assign``'s input)."""
+    racks = {int(n["id"]): str(n["rack"]) for n in cluster.nodes if n["role"] == "broker"}
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    partitions = admin.list_topics(topic, timeout=10).topics[topic].partitions
+    return [
+        [racks[partitions[p].leader]]
+        + [racks[r] for r in partitions[p].replicas if r != partitions[p].leader]
+        for p in range(count)
+    ]
+
+
+@pytest.mark.parametrize("assignor", ["leader-rack-aware-range", "rack-local-optimal"])
+def test_a_stable_group_is_assigned_as_rackwise_assign_computes(
+    cluster: Cluster, assignor: str, tmp_path: Path
+) -> None:
+    """One library, two callers: the coordinator's target for a stable group, fed to ``rackwise
+    assign`` with the same members (in the coordinator's order, owning what they hold, as the
+    coordinator's next computation would see them) and partitions, comes back unchanged, and
+    the share read in the leader's rack on the live group is ``--report``'s figure (for
+    ``rack-local-optimal``, the optimum it proves)."""
+    count = 12
+    topic = f"same-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=count, replication_factor=2)])[
+        topic
+    ].result(30)
+    eventually(lambda: all(p.leader >= 0 for p in _partitions(admin, topic).values()), 30)
+    group = f"g-same-{uuid.uuid4().hex[:6]}"
+    racks = ("/dc1/r1", "/dc1/r1", "/dc2/r1")
+    consumers = [
+        _consumer(cluster, group, **{"group.remote.assignor": assignor, "client.rack": rack})
+        for rack in racks
+    ]
+    try:
+        for c in consumers:
+            c.subscribe([topic])
+        _poll_until(consumers, lambda: sum(len(_owned(c)) for c in consumers) == count)
+
+        def stable() -> dict[str, list[int]] | None:
+            described = admin.describe_consumer_groups([group])[group].result(10)
+            if described.state.name != "STABLE":
+                return None
+            current = {
+                m.member_id: sorted(tp.partition for tp in m.assignment.topic_partitions)
+                for m in described.members
+            }
+            return current if sum(map(len, current.values())) == count else None
+
+        live = eventually(stable, 30)
+        rack_of = {c.memberid(): rack for c, rack in zip(consumers, racks, strict=True)}
+        partitions = _leader_racks(cluster, topic, count)
+        order = java_hashmap_order(list(live), java_string_hash, exact=False)
+        line = {
+            "partitions": {topic: partitions},
+            "members": [
+                {
+                    "member_id": m,
+                    "group_instance_id": None,
+                    "rack": rack_of[m],
+                    "topics": [topic],
+                    "owned": [[topic, p] for p in live[m]],
+                    "generation": 1,
+                }
+                for m in order
+            ],
+        }
+        source = tmp_path / "group.json"
+        source.write_text(json.dumps(line) + "\n")
+        computed = rackwise("assign", "--assignor", assignor, "--input", str(source))
+        assert computed.returncode == 0, computed.stderr
+        assignment = json.loads(computed.stdout)["assignment"]
+        assert {m: sorted(p for _, p in tps) for m, tps in assignment.items()} == live
+        report = rackwise(
+            "assign", "--assignor", assignor, "--input", str(source), "--report", "--format", "json"
+        )
+        assert report.returncode == 0, report.stderr
+        figures = json.loads(report.stdout)["report"]
+        local = sum(1 for m, ps in live.items() for p in ps if partitions[p][0] == rack_of[m])
+        assert figures["leader_rack_local"] == local
+        if assignor == "rack-local-optimal":
+            assert local == figures["optimal_leader_rack_local"]
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def _partitions(admin: AdminClient, topic: str) -> dict[int, Any]:
+    return dict(admin.list_topics(topic, timeout=10).topics[topic].partitions)
