@@ -79,10 +79,10 @@ from rackwise.common.error_codes import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from rackwise.coordinator import consumer_apis
-from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
 from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
+from rackwise.groups.classic_effects import JoinRequest, join_answer, sync_answer
 from rackwise.groups.offsets import (
     NO_EXPIRE_TIMESTAMP,
     NO_LEADER_EPOCH,

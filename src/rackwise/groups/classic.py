@@ -6,9 +6,9 @@ Goals
     * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group (which
       members there are, who leads, which protocol the group runs, whether every member has
       rejoined, and what a commit, a heartbeat or a sync is answered), which the
-      coordinator's rebalance rules (:mod:`rackwise.coordinator.joins`,
-      :mod:`rackwise.coordinator.rebalance`) and its waiting and timers
-      (:mod:`rackwise.coordinator.membership`) build on.
+      rebalance rules (:mod:`rackwise.groups.classic_joins`,
+      :mod:`rackwise.groups.classic_rebalance`) and a partition's classic groups
+      (:mod:`rackwise.groups.classic_coordinator`) build on.
     * :func:`stored` / :func:`restored`: a group as its ``GroupMetadataValue`` keeps it, and
       the group a loaded one describes; the record's bytes are
       :mod:`rackwise.groups.group_metadata`'s.

@@ -1,7 +1,7 @@
 """The rules of a classic group's JoinGroup (Kafka's ``GroupMetadataManager.classicGroupJoin``
 and the helpers it calls), decided on values: the group is changed, and the
-:mod:`~rackwise.coordinator.effects` to carry out are returned, the rebalance they start being
-:mod:`~rackwise.coordinator.rebalance`'s.
+:mod:`~rackwise.groups.classic_effects` to carry out are returned, the rebalance they start being
+:mod:`~rackwise.groups.classic_rebalance`'s.
 
 Goals
     A member without an id gets one and joins; a known member joins again; either starts or
@@ -9,7 +9,7 @@ Goals
 
 Constraints
     * ``now_ms`` is an argument, and the JoinGroup's waiter an opaque value kept on the
-      member (answered through :class:`~rackwise.coordinator.effects.Answer`).
+      member (answered through :class:`~rackwise.groups.classic_effects.Answer`).
     * A group holds at most ``group.max.size`` members (GROUP_MAX_SIZE_REACHED), a member
       must share a protocol with it (INCONSISTENT_GROUP_PROTOCOL) and a Dead group answers
       COORDINATOR_NOT_AVAILABLE.
@@ -44,9 +44,6 @@ from rackwise.common.error_codes import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
 )
-from rackwise.coordinator.answers import JoinRequest, Waiter, join_answer, sync_answer
-from rackwise.coordinator.effects import Answer, CancelTimer, Effect, Store
-from rackwise.coordinator.rebalance import Rebalancer, generation_answer
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -60,6 +57,17 @@ from rackwise.groups.classic import (
     generate_member_id,
     stored,
 )
+from rackwise.groups.classic_effects import (
+    Answer,
+    CancelTimer,
+    Effect,
+    JoinRequest,
+    Store,
+    Waiter,
+    join_answer,
+    sync_answer,
+)
+from rackwise.groups.classic_rebalance import Rebalancer, generation_answer
 from rackwise.groups.group_metadata import encode_metadata
 
 LOG: Final = logging.getLogger("rackwise.coordinator")
