@@ -18,7 +18,8 @@ Constraints
     * A timer acts only if its group is still the live one of the partition (a group deleted
       and created again does not inherit its predecessor's timers); a write's continuation
       runs whatever became of the group, as its waiting requests expect an answer.
-    * Waiting requests are opaque :data:`~rackwise.groups.classic_effects.Waiter` values.
+    * Waiting requests are opaque :data:`~rackwise.groups.classic_effects.Waiter` values;
+      new members' ids take their UUID from ``new_uuid`` (random unless a simulation seeds it).
 
 Worked example
     ``join(JoinRequest(group "billing", no member id, v9), w1, t)`` creates the group and
@@ -32,6 +33,7 @@ Worked example
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -91,10 +93,15 @@ _Then = Callable[[int, int], list[Effect]]
 class ClassicGroups:
     """One partition's classic groups (module docstring)."""
 
-    def __init__(self, initial_rebalance_delay_ms: int, max_size: int) -> None:
+    def __init__(
+        self,
+        initial_rebalance_delay_ms: int,
+        max_size: int,
+        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
         self.groups: dict[str, ClassicGroup] = {}
         self._rebalancer = Rebalancer(initial_rebalance_delay_ms)
-        self._joins = JoinRules(max_size, self._rebalancer)
+        self._joins = JoinRules(max_size, self._rebalancer, new_uuid)
         self._timers: dict[TimerKey, tuple[ClassicGroup, _Action]] = {}
         self._writes: dict[int, tuple[ClassicGroup, _Then]] = {}
         self._next_token = 0

@@ -32,6 +32,8 @@ Worked example
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import Callable
 from typing import Final
 
 from rackwise.common.error_codes import (
@@ -80,8 +82,14 @@ class JoinRules:
     """The JoinGroup rules (module docstring), with ``group.max.size`` and the rebalances they
     start."""
 
-    def __init__(self, max_size: int, rebalancer: Rebalancer) -> None:
+    def __init__(
+        self,
+        max_size: int,
+        rebalancer: Rebalancer,
+        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
         self.max_size = max_size
+        self.new_uuid = new_uuid
         self.rebalancer = rebalancer
 
     def join(
@@ -124,7 +132,7 @@ class JoinRules:
         refused = _join_refusal(group, request)
         if refused != NONE:
             return [Answer(waiter, join_answer(refused, UNKNOWN_MEMBER))]
-        member_id = generate_member_id(request.client_id, request.instance_id)
+        member_id = generate_member_id(request.client_id, request.instance_id, self.new_uuid)
         if request.instance_id is not None:
             old = group.static_member_id(request.instance_id)
             if old is None:
@@ -239,7 +247,15 @@ class JoinRules:
                 assignment = {m.member_id: m.assignment for m in group.members.values()}
                 return encode_metadata(stored(group, assignment))
 
+            generation = group.generation
+
             def then(code: int, now_ms: int) -> list[Effect]:
+                if group.members.get(member.member_id) is not member or (
+                    group.state != STABLE or group.generation != generation
+                ):
+                    # replaced, removed or rebalanced meanwhile: its JoinGroup was answered
+                    # then, or the rebalance it is part of answers it (and stores its id)
+                    return []
                 return self._static_stored(
                     group, request, old_id, member, before, leader_before, code
                 )
