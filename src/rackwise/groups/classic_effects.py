@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rackwise.groups.classic import Protocols
+from rackwise.groups.classic import Protocols, as_protocols
 
 Waiter = Any
 """A JoinGroup or SyncGroup waiting for its answer's values, opaque here."""
@@ -45,6 +45,30 @@ class JoinRequest:
     client_host: str
     version: int
     reason: str | None = None
+
+    @staticmethod
+    def of(
+        body: Any,
+        client_id: str,
+        client_host: str,
+        version: int,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+    ) -> JoinRequest:
+        """A JoinGroup request's fields, as read here."""
+        return JoinRequest(
+            group_id=str(body.group_id),
+            member_id=str(body.member_id),
+            instance_id=getattr(body, "group_instance_id", None),
+            protocol_type=str(body.protocol_type),
+            protocols=as_protocols(body.protocols),
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            client_id=client_id,
+            client_host=client_host,
+            version=version,
+            reason=getattr(body, "reason", None),
+        )
 
 
 def join_answer(code: int, member_id: str, **fields: Any) -> dict[str, Any]:
