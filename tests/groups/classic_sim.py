@@ -372,3 +372,27 @@ class Simulation:
         every = {f"{t}-{p}" for t in wanted for p in range(TOPICS[t])}
         assert len(owned) == len(set(owned)) and set(owned) == every, (owned, every)
         return True
+
+
+def sweep(seeds: int, steps: int = 300) -> list[tuple[int, str]]:
+    """Run ``seeds`` simulations of ``steps`` faulty steps each, then settle: the failures."""
+    failures: list[tuple[int, str]] = []
+    for seed in range(seeds):
+        try:
+            sim = Simulation(seed)
+            for _ in range(steps):
+                sim.step()
+            sim.settle()
+        except AssertionError as e:
+            failures.append((seed, str(e)))
+    return failures
+
+
+if __name__ == "__main__":  # python -m tests.groups.classic_sim [seeds]
+    import logging
+    import sys
+
+    logging.disable(logging.WARNING)
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    found = sweep(count)
+    print(f"{count} seeds x 300 steps: {len(found)} failures", *found[:5], sep="\n")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from tests.groups.classic_sim import Simulation
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_generations_go_forward_no_partition_has_two_owners_and_the_group_settles(
     seed: int,
