@@ -21,7 +21,6 @@ from rackwise.common.error_codes import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
 )
-from rackwise.coordinator.answers import JoinRequest
 from rackwise.coordinator.membership import GroupMembership
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
@@ -31,6 +30,7 @@ from rackwise.groups.classic import (
     ClassicGroup,
     stored,
 )
+from rackwise.groups.classic_effects import JoinRequest
 from rackwise.groups.group_metadata import decode_metadata, encode_metadata
 from rackwise.groups.offsets import GroupOffsets, decode_key, encode_group_key
 from rackwise.node.data_config import DataPathConfig

@@ -12,11 +12,17 @@ from rackwise.common.error_codes import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
 )
-from rackwise.coordinator.answers import JoinRequest
-from rackwise.coordinator.effects import Answer, CancelTimer, Effect, StartTimer, Store
-from rackwise.coordinator.joins import JoinRules
-from rackwise.coordinator.rebalance import Rebalancer
 from rackwise.groups.classic import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from rackwise.groups.classic_effects import (
+    Answer,
+    CancelTimer,
+    Effect,
+    JoinRequest,
+    StartTimer,
+    Store,
+)
+from rackwise.groups.classic_joins import JoinRules
+from rackwise.groups.classic_rebalance import Rebalancer
 from rackwise.groups.group_metadata import decode_metadata
 
 T0 = 1_700_000_000_000

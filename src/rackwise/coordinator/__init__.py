@@ -4,10 +4,8 @@ loads and writes, its timers, and the group APIs it serves.
 
 * :mod:`~rackwise.coordinator.group_coordinator`: loading, appending, FindCoordinator; it writes
   through a :class:`~rackwise.coordinator.group_coordinator.PartitionWriter` the broker gives it.
-* :mod:`~rackwise.coordinator.membership`: joins, syncs, heartbeats and leaves of classic groups
-  on the event loop, with its timers and clock (:mod:`~rackwise.coordinator.timers`); their rules,
-  given the time and returning :mod:`~rackwise.coordinator.effects`, are
-  :mod:`~rackwise.coordinator.joins`' and :mod:`~rackwise.coordinator.rebalance`'s, over the
-  values of :mod:`~rackwise.coordinator.answers`.
+* :mod:`~rackwise.coordinator.membership`: the driver of the classic groups' pure coordinator
+  (:mod:`rackwise.groups.classic_coordinator`): its waiters, timers and clock
+  (:mod:`~rackwise.coordinator.timers`) on the event loop, its records appended.
 * :mod:`~rackwise.coordinator.group_apis`: the wire requests in, the answers out.
 """

@@ -7,9 +7,9 @@ Constraints
     * A group whose partition is not led here is NOT_COORDINATOR, one still loading
       COORDINATOR_LOAD_IN_PROGRESS; a classic group of the same id with members is
       GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka answers when it does
-      not convert; an empty one gives way to the consumer group, its offsets kept (Kafka's
-      offline upgrade). A classic JoinGroup for a consumer group with members is
-      INCONSISTENT_GROUP_PROTOCOL: the two protocols are not mixed in one group.
+      not convert; an empty one gives way to the consumer group, its offsets kept
+      (:mod:`rackwise.coordinator.migration`). A classic JoinGroup for a consumer group with
+      members is INCONSISTENT_GROUP_PROTOCOL: the two protocols are not mixed in one group.
     * Describe answers each group asked: its state, epochs, assignor and members with their
       assignment and target (topic names from the image), GROUP_ID_NOT_FOUND for one that is
       not a consumer group.
@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, INVALID_REQUEST, NONE
+from rackwise.coordinator import migration
 from rackwise.coordinator.consumer_groups import topic_partitions
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.coordinator.timers import wall_clock_ms
@@ -101,10 +102,13 @@ async def consumer_group_heartbeat(
     shard = driver.shard(index, state) if code == NONE else None
     if state is None or shard is None:
         return _heartbeat_response(version, HeartbeatAnswer(code or INVALID_REQUEST))
-    classic = coordinator.membership.group(index, state, request.group_id)
-    if classic is not None and classic.members:  # an empty one gives way, its offsets kept
-        message = f"Group {request.group_id} is not a consumer group."
-        return _heartbeat_response(version, HeartbeatAnswer(GROUP_ID_NOT_FOUND, message))
+    joining = request.member_epoch == 0
+    conversion = await migration.into_consumer_group(
+        coordinator, index, state, request.group_id, joining
+    )
+    if conversion.refused:
+        answer = HeartbeatAnswer(conversion.code, conversion.message)
+        return _heartbeat_response(version, answer)
     out = shard.heartbeat(request, wall_clock_ms(), driver.view())
     code = await driver.run(index, state, out)
     answer = out.answer or HeartbeatAnswer()

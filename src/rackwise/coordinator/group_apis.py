@@ -68,7 +68,6 @@ from rackwise.common.error_codes import (
     COORDINATOR_NOT_AVAILABLE,
     GROUP_ID_NOT_FOUND,
     GROUP_SUBSCRIBED_TO_TOPIC,
-    INCONSISTENT_GROUP_PROTOCOL,
     INVALID_GROUP_ID,
     INVALID_REQUEST,
     INVALID_SESSION_TIMEOUT,
@@ -78,11 +77,11 @@ from rackwise.common.error_codes import (
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
-from rackwise.coordinator import consumer_apis
-from rackwise.coordinator.answers import JoinRequest, join_answer, sync_answer
+from rackwise.coordinator import consumer_apis, migration
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.groups.classic import EMPTY as EMPTY_STATE
-from rackwise.groups.classic import STABLE, ClassicGroup, as_protocols
+from rackwise.groups.classic import STABLE, ClassicGroup
+from rackwise.groups.classic_effects import JoinRequest, join_answer, sync_answer
 from rackwise.groups.offsets import (
     NO_EXPIRE_TIMESTAMP,
     NO_LEADER_EPOCH,
@@ -475,7 +474,6 @@ async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -
     version = _version(body)
     group = str(body.group_id)
     session_ms = millis(body.session_timeout)
-    rebalance = getattr(body, "rebalance_timeout", None)
     config = coordinator.config
     if not group:
         answer = join_answer(INVALID_GROUP_ID, str(body.member_id))
@@ -485,25 +483,16 @@ async def join_group(coordinator: GroupCoordinator, body: Any, client_id: str) -
         answer = join_answer(INVALID_SESSION_TIMEOUT, str(body.member_id))
     else:
         code, state, index = await coordinator.loaded_state(group)
+        if code == NONE and state is not None:
+            code = (await migration.into_classic_group(coordinator, index, state, group)).code
         if code != NONE or state is None:
             answer = join_answer(code, str(body.member_id))
-        elif consumer_apis.has_consumer_members(coordinator, index, state, group):
-            answer = join_answer(INCONSISTENT_GROUP_PROTOCOL, str(body.member_id))
         else:
             connection = current_connection()
-            request = JoinRequest(
-                group_id=group,
-                member_id=str(body.member_id),
-                instance_id=getattr(body, "group_instance_id", None),
-                protocol_type=str(body.protocol_type),
-                protocols=as_protocols(body.protocols),
-                session_timeout_ms=session_ms,
-                rebalance_timeout_ms=session_ms if rebalance is None else millis(rebalance),
-                client_id=client_id,
-                client_host="/" + (connection.ip if connection is not None else "127.0.0.1"),
-                version=version,
-                reason=getattr(body, "reason", None),
-            )
+            host = "/" + (connection.ip if connection is not None else "127.0.0.1")
+            rebalance = getattr(body, "rebalance_timeout", None)
+            rebalance_ms = session_ms if rebalance is None else millis(rebalance)
+            request = JoinRequest.of(body, client_id, host, version, session_ms, rebalance_ms)
             answer = await coordinator.membership.join(index, state, request)
     if version < 7 and answer["protocol_name"] is None:
         answer["protocol_name"] = ""  # Kafka's JoinGroupResponse: not nullable before v7

@@ -362,6 +362,10 @@ class GroupCoordinator:
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
 
+    def forget_partition(self, index: int) -> None:
+        """Forget partition ``index``'s state: the next request loads it again from the log."""
+        self._drop(index)
+
     def _drop(self, index: int) -> None:
         """Forget partition ``index``'s state, and so its live groups."""
         self._states.pop(index, None)

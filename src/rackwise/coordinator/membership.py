@@ -10,13 +10,13 @@ Goals
     and assignment are stored in ``__consumer_offsets`` and loaded by the next leader.
 
 Constraints
-    * The rules are :mod:`~rackwise.coordinator.joins`' and
-      :mod:`~rackwise.coordinator.rebalance`'s (over
-      :class:`~rackwise.groups.classic.ClassicGroup`), given the time; this module adds the
-      waiting, the clock and the timers, all on the broker's event loop: a JoinGroup waits
-      for the rebalance, a follower's SyncGroup for the leader's, and the rules'
-      :mod:`~rackwise.coordinator.effects` are carried out here, in order (answers, timers
-      of :class:`~rackwise.coordinator.timers.GroupTimers`, records appended).
+    * The rules are the pure coordinator's
+      (:class:`~rackwise.groups.classic_coordinator.ClassicGroups`, one for each partition);
+      this module only drives it on the broker's event loop: each request's waiter is a
+      future (a JoinGroup waits for the rebalance, a follower's SyncGroup for the leader's),
+      the time is the wall clock's, the timers it sets are
+      :class:`~rackwise.coordinator.timers.GroupTimers`', and the records it writes are
+      appended to the partition, its continuation given the outcome.
     * A timer fires only while its group is still the live one of a partition still loaded
       here; a write's continuation runs once the in-sync replicas answered, with the time
       then.
@@ -45,14 +45,11 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
-from rackwise.coordinator.answers import JoinRequest, Waiter
-from rackwise.coordinator.effects import Answer, CancelTimer, Effect, StartTimer, Store
-from rackwise.coordinator.joins import JoinRules
-from rackwise.coordinator.rebalance import Rebalancer
 from rackwise.coordinator.timers import Clock, GroupTimers, wall_clock_ms
-from rackwise.groups.classic import DEAD, ClassicGroup, restored
-from rackwise.groups.group_metadata import decode_metadata
-from rackwise.groups.offsets import GroupOffsets, OffsetsFormatError, encode_group_key
+from rackwise.groups.classic import ClassicGroup
+from rackwise.groups.classic_coordinator import ClassicGroups, ClassicOutcome, SetTimer, Write
+from rackwise.groups.classic_effects import JoinRequest
+from rackwise.groups.offsets import GroupOffsets
 from rackwise.node.data_config import DataPathConfig
 
 LOG: Final = logging.getLogger("rackwise.coordinator")
@@ -60,14 +57,17 @@ LOG: Final = logging.getLogger("rackwise.coordinator")
 Append = Callable[[int, list[tuple[bytes, bytes | None]], GroupOffsets], Coroutine[Any, Any, int]]
 """``GroupCoordinator.append``: records to a partition, acknowledged by the in-sync replicas."""
 
+Waiter = asyncio.Future[dict[str, Any]]
+"""A JoinGroup or SyncGroup waiting for its answer's values."""
+
 
 class _Partition:
     """The live classic groups of one ``__consumer_offsets`` partition, for one loaded state."""
 
-    def __init__(self, index: int, offsets: GroupOffsets) -> None:
+    def __init__(self, index: int, offsets: GroupOffsets, groups: ClassicGroups) -> None:
         self.index = index
         self.offsets = offsets
-        self.groups: dict[str, ClassicGroup] = {}
+        self.groups = groups
 
 
 class GroupMembership:
@@ -81,8 +81,6 @@ class GroupMembership:
         self._clock = clock
         self._partitions: dict[int, _Partition] = {}
         self._timers = GroupTimers()
-        self._rebalancer = Rebalancer(config.group_initial_rebalance_delay_ms)
-        self._joins = JoinRules(config.group_max_size, self._rebalancer)
 
     # ---- partitions ---------------------------------------------------------------------------
 
@@ -90,20 +88,12 @@ class GroupMembership:
         """A partition's state was loaded: its stored groups come back, each member's session
         running from now."""
         self.unloaded(index)
-        partition = _Partition(index, offsets)
+        groups = ClassicGroups(
+            self.config.group_initial_rebalance_delay_ms, self.config.group_max_size
+        )
+        partition = _Partition(index, offsets, groups)
         self._partitions[index] = partition
-        for group_id, value in offsets.stored_metadata().items():
-            try:
-                group = restored(group_id, decode_metadata(value))
-            except (OffsetsFormatError, ValueError) as e:
-                LOG.warning("group %s: its stored metadata does not load: %s", group_id, e)
-                continue
-            partition.groups[group_id] = group
-            sessions: list[Effect] = [
-                self._rebalancer.session(group, member.member_id, member.session_timeout_ms)
-                for member in group.members.values()
-            ]
-            self._apply(partition, group, sessions)
+        self._run(partition, groups.load(offsets.stored_metadata()))
 
     def unloaded(self, index: int) -> None:
         """This broker no longer holds the partition's state: its groups end (waiting requests
@@ -111,25 +101,24 @@ class GroupMembership:
         partition = self._partitions.pop(index, None)
         if partition is None:
             return
-        for group in partition.groups.values():
-            self._apply(partition, group, self._rebalancer.ended(group))
-            self._timers.cancel_group(group.group_id)
+        out = partition.groups.unload()
+        for key in [t.key for t in out.timers]:
+            self._timers.cancel(key)
+        for waiter, answer in out.answers:
+            _complete(waiter, answer)
 
     def group(self, index: int, offsets: GroupOffsets, group_id: str) -> ClassicGroup | None:
         """The live classic group ``group_id`` of partition ``index`` (None if it has none)."""
-        partition = self._partition(index, offsets)
-        return partition.groups.get(group_id)
+        return self._partition(index, offsets).groups.groups.get(group_id)
 
     def live_groups(self, index: int, offsets: GroupOffsets) -> Mapping[str, ClassicGroup]:
         """Partition ``index``'s live classic groups."""
-        return self._partition(index, offsets).groups
+        return self._partition(index, offsets).groups.groups
 
     def forget(self, index: int, offsets: GroupOffsets, group_id: str) -> None:
         """The group was deleted (DeleteGroups)."""
-        group = self._partition(index, offsets).groups.pop(group_id, None)
-        if group is not None:
-            group.state = DEAD
-            self._timers.cancel_group(group_id)
+        partition = self._partition(index, offsets)
+        self._run(partition, partition.groups.forget(group_id))
 
     def _partition(self, index: int, offsets: GroupOffsets) -> _Partition:
         partition = self._partitions.get(index)
@@ -150,13 +139,7 @@ class GroupMembership:
         joins is formed)."""
         partition = self._partition(index, offsets)
         waiter: Waiter = asyncio.get_running_loop().create_future()
-        current = partition.groups.get(request.group_id)
-        group, effects = self._joins.join(current, request, waiter, self._clock())
-        if group is not None:
-            partition.groups[request.group_id] = group
-            self._apply(partition, group, effects)
-        else:
-            _answer_all(effects)
+        self._run(partition, partition.groups.join(request, waiter, self._clock()))
         return await waiter
 
     async def sync(
@@ -174,10 +157,9 @@ class GroupMembership:
         """A SyncGroup's answer, once the rules give it (at once, or when the leader's
         assignment is stored)."""
         partition = self._partition(index, offsets)
-        group = partition.groups.get(group_id)
         waiter: Waiter = asyncio.get_running_loop().create_future()
-        effects = self._rebalancer.sync(
-            group,
+        out = partition.groups.sync(
+            group_id,
             member_id,
             instance_id,
             generation,
@@ -186,10 +168,7 @@ class GroupMembership:
             assignments,
             waiter,
         )
-        if group is not None:
-            self._apply(partition, group, effects)
-        else:
-            _answer_all(effects)
+        self._run(partition, out)
         return await waiter
 
     def heartbeat(
@@ -203,10 +182,8 @@ class GroupMembership:
     ) -> int:
         """A Heartbeat's error code."""
         partition = self._partition(index, offsets)
-        group = partition.groups.get(group_id)
-        code, effects = self._rebalancer.heartbeat(group, member_id, instance_id, generation)
-        if group is not None:
-            self._apply(partition, group, effects)
+        code, out = partition.groups.heartbeat(group_id, member_id, instance_id, generation)
+        self._run(partition, out)
         return code
 
     def leave(
@@ -217,57 +194,43 @@ class GroupMembership:
         leaving: list[tuple[str, str | None]],
     ) -> tuple[int, list[int]]:
         """(the group's error, each leaving member's error) for (member id, group.instance.id)
-        pairs (:meth:`~rackwise.coordinator.rebalance.Rebalancer.leave`)."""
+        pairs (:meth:`~rackwise.groups.classic_coordinator.ClassicGroups.leave`)."""
         partition = self._partition(index, offsets)
-        group = partition.groups.get(group_id)
-        code, codes, effects = self._rebalancer.leave(group, leaving, self._clock())
-        if group is not None:
-            self._apply(partition, group, effects)
+        code, codes, out = partition.groups.leave(group_id, leaving, self._clock())
+        self._run(partition, out)
         return code, codes
 
-    # ---- carrying out the rules' effects -----------------------------------------------------
+    # ---- carrying out an outcome --------------------------------------------------------------
 
-    def _apply(self, partition: _Partition, group: ClassicGroup, effects: list[Effect]) -> None:
-        """Carry out ``effects``, in order, for ``group`` of ``partition``."""
-        for effect in effects:
-            if isinstance(effect, Answer):
-                _complete(effect.waiter, effect.values)
-            elif isinstance(effect, CancelTimer):
-                self._timers.cancel(effect.key)
-            elif isinstance(effect, StartTimer):
-                self._start(partition, group, effect)
-            else:
-                self._timers.spawn(self._write(partition, group, effect))
+    def _run(self, partition: _Partition, out: ClassicOutcome) -> None:
+        """Answer, set the timers and start the writes ``out`` asks for; a partition no longer
+        current here only answers (its timers and writes are its successor's business)."""
+        for waiter, answer in out.answers:
+            _complete(waiter, answer)
+        if self._partitions.get(partition.index) is not partition:
+            return
+        for timer in out.timers:
+            self._set(partition, timer)
+        for write in out.writes:
+            self._timers.spawn(self._write(partition, write))
 
-    def _start(self, partition: _Partition, group: ClassicGroup, timer: StartTimer) -> None:
-        """Start ``timer``; when it fires, if the group is still this partition's then, its
-        action's effects are carried out."""
+    def _set(self, partition: _Partition, timer: SetTimer) -> None:
+        if timer.delay_ms is None:
+            self._timers.cancel(timer.key)
+            return
 
         def still_current() -> bool:
-            return (
-                self._partitions.get(partition.index) is partition
-                and partition.groups.get(group.group_id) is group
-            )
+            return self._partitions.get(partition.index) is partition
 
         def action() -> None:
-            self._apply(partition, group, timer.fire(self._clock()))
+            self._run(partition, partition.groups.fire(timer.key, self._clock()))
 
         self._timers.at(timer.key, timer.delay_ms, still_current, action)
 
-    async def _write(self, partition: _Partition, group: ClassicGroup, store: Store) -> None:
+    async def _write(self, partition: _Partition, write: Write) -> None:
         """Append the group's record; once acknowledged, carry out what follows."""
-        record = store.record()
-        code = await self._append(
-            partition.index, [(encode_group_key(store.group_id), record)], partition.offsets
-        )
-        self._apply(partition, group, store.then(code, self._clock()))
-
-
-def _answer_all(effects: list[Effect]) -> None:
-    """The answers of a request to a group that does not exist (there is nothing else)."""
-    for effect in effects:
-        assert isinstance(effect, Answer)
-        _complete(effect.waiter, effect.values)
+        code = await self._append(partition.index, list(write.records), partition.offsets)
+        self._run(partition, partition.groups.written(write.token, code, self._clock()))
 
 
 def _complete(waiter: Waiter | None, answer: dict[str, Any]) -> None:

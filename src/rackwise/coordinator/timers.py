@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
-from rackwise.coordinator.effects import TimerKey
+from rackwise.groups.classic_effects import TimerKey
 
 LOG: Final = logging.getLogger("rackwise.coordinator")
 

@@ -6,9 +6,9 @@ Goals
     * :class:`ClassicGroup`: the rules Kafka's group coordinator applies to one group (which
       members there are, who leads, which protocol the group runs, whether every member has
       rejoined, and what a commit, a heartbeat or a sync is answered), which the
-      coordinator's rebalance rules (:mod:`rackwise.coordinator.joins`,
-      :mod:`rackwise.coordinator.rebalance`) and its waiting and timers
-      (:mod:`rackwise.coordinator.membership`) build on.
+      rebalance rules (:mod:`rackwise.groups.classic_joins`,
+      :mod:`rackwise.groups.classic_rebalance`) and a partition's classic groups
+      (:mod:`rackwise.groups.classic_coordinator`) build on.
     * :func:`stored` / :func:`restored`: a group as its ``GroupMetadataValue`` keeps it, and
       the group a loaded one describes; the record's bytes are
       :mod:`rackwise.groups.group_metadata`'s.
@@ -36,7 +36,7 @@ Worked example
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -128,9 +128,12 @@ class Member:
         return not self.is_new and (self.awaiting_join or self.awaiting_sync)
 
 
-def generate_member_id(client_id: str, instance_id: str | None) -> str:
-    """``<group.instance.id or client id>-<random UUID>``, as Kafka's ``generateMemberId``."""
-    return f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
+def generate_member_id(
+    client_id: str, instance_id: str | None, new_uuid: Callable[[], uuid.UUID] = uuid.uuid4
+) -> str:
+    """``<group.instance.id or client id>-<random UUID>``, as Kafka's ``generateMemberId``
+    (``new_uuid`` makes the UUID: a seeded one in a simulation)."""
+    return f"{instance_id if instance_id is not None else client_id}-{new_uuid()}"
 
 
 class ClassicGroup:
@@ -246,6 +249,8 @@ class ClassicGroup:
             raise ValueError(f"group {self.group_id} has no member {old_id} to replace")
         if removed.awaiting_join:
             self.awaiting_join_count -= 1
+        old_join, old_sync = removed.join_waiter, removed.sync_waiter
+        removed.join_waiter = removed.sync_waiter = None  # answered by the caller, once
         replacement = Member(
             new_id,
             removed.instance_id,
@@ -262,7 +267,7 @@ class ClassicGroup:
             self.leader = new_id
         self.static_members[instance_id] = new_id
         self.pending_sync.discard(old_id)
-        return replacement, removed.join_waiter, removed.sync_waiter
+        return replacement, old_join, old_sync
 
     def static_member_id(self, instance_id: str) -> str | None:
         return self.static_members.get(instance_id)

@@ -220,9 +220,10 @@ class GroupOffsets:
         if parsed is None:
             return
         if isinstance(parsed, str):  # a group's metadata: it exists; without a value, deleted
-            if value is None:
-                self._groups.pop(parsed, None)
+            if value is None:  # its offsets stay, as in Kafka (a deletion tombstones them first)
                 self._metadata.pop(parsed, None)
+                if not self._groups.get(parsed):
+                    self._groups.pop(parsed, None)
             else:
                 self._groups.setdefault(parsed, {})
                 self._metadata[parsed] = value

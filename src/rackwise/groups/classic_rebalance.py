@@ -2,7 +2,7 @@
 (Kafka's ``GroupMetadataManager``: ``prepareRebalance``, ``completeClassicGroupJoin``,
 ``classicGroupSync``, ``classicGroupHeartbeat``, ``classicGroupLeave`` and their timers),
 decided on values: each rule changes the group and returns the
-:mod:`~rackwise.coordinator.effects` to carry out, and is given the time it runs at.
+:mod:`~rackwise.groups.classic_effects` to carry out, and is given the time it runs at.
 
 Goals
     A rebalance ends with a generation every rejoined member is answered, its leader with the
@@ -12,8 +12,8 @@ Goals
 
 Constraints
     * No clock and no event loop here: ``now_ms`` is an argument; waiting requests are
-      opaque waiters, answered through :class:`~rackwise.coordinator.effects.Answer`; timers
-      are :class:`~rackwise.coordinator.effects.StartTimer` values whose action is a rule.
+      opaque waiters, answered through :class:`~rackwise.groups.classic_effects.Answer`; timers
+      are :class:`~rackwise.groups.classic_effects.StartTimer` values whose action is a rule.
     * A new group's first rebalance waits ``group.initial.rebalance.delay.ms``, extended as
       members keep arriving, up to the rebalance timeout (Kafka's ``InitialDelayedJoin``);
       any other waits until every member has rejoined or the largest
@@ -52,8 +52,6 @@ from rackwise.common.error_codes import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
 )
-from rackwise.coordinator.answers import Waiter, join_answer, sync_answer
-from rackwise.coordinator.effects import Answer, CancelTimer, Effect, StartTimer, Store
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -64,6 +62,16 @@ from rackwise.groups.classic import (
     ClassicGroup,
     Member,
     stored,
+)
+from rackwise.groups.classic_effects import (
+    Answer,
+    CancelTimer,
+    Effect,
+    StartTimer,
+    Store,
+    Waiter,
+    join_answer,
+    sync_answer,
 )
 from rackwise.groups.group_metadata import encode_metadata
 

@@ -1,7 +1,7 @@
 """The rules of a classic group's JoinGroup (Kafka's ``GroupMetadataManager.classicGroupJoin``
 and the helpers it calls), decided on values: the group is changed, and the
-:mod:`~rackwise.coordinator.effects` to carry out are returned, the rebalance they start being
-:mod:`~rackwise.coordinator.rebalance`'s.
+:mod:`~rackwise.groups.classic_effects` to carry out are returned, the rebalance they start being
+:mod:`~rackwise.groups.classic_rebalance`'s.
 
 Goals
     A member without an id gets one and joins; a known member joins again; either starts or
@@ -9,7 +9,7 @@ Goals
 
 Constraints
     * ``now_ms`` is an argument, and the JoinGroup's waiter an opaque value kept on the
-      member (answered through :class:`~rackwise.coordinator.effects.Answer`).
+      member (answered through :class:`~rackwise.groups.classic_effects.Answer`).
     * A group holds at most ``group.max.size`` members (GROUP_MAX_SIZE_REACHED), a member
       must share a protocol with it (INCONSISTENT_GROUP_PROTOCOL) and a Dead group answers
       COORDINATOR_NOT_AVAILABLE.
@@ -32,6 +32,8 @@ Worked example
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import Callable
 from typing import Final
 
 from rackwise.common.error_codes import (
@@ -44,9 +46,6 @@ from rackwise.common.error_codes import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
 )
-from rackwise.coordinator.answers import JoinRequest, Waiter, join_answer, sync_answer
-from rackwise.coordinator.effects import Answer, CancelTimer, Effect, Store
-from rackwise.coordinator.rebalance import Rebalancer, generation_answer
 from rackwise.groups.classic import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -60,6 +59,17 @@ from rackwise.groups.classic import (
     generate_member_id,
     stored,
 )
+from rackwise.groups.classic_effects import (
+    Answer,
+    CancelTimer,
+    Effect,
+    JoinRequest,
+    Store,
+    Waiter,
+    join_answer,
+    sync_answer,
+)
+from rackwise.groups.classic_rebalance import Rebalancer, generation_answer
 from rackwise.groups.group_metadata import encode_metadata
 
 LOG: Final = logging.getLogger("rackwise.coordinator")
@@ -72,8 +82,14 @@ class JoinRules:
     """The JoinGroup rules (module docstring), with ``group.max.size`` and the rebalances they
     start."""
 
-    def __init__(self, max_size: int, rebalancer: Rebalancer) -> None:
+    def __init__(
+        self,
+        max_size: int,
+        rebalancer: Rebalancer,
+        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
         self.max_size = max_size
+        self.new_uuid = new_uuid
         self.rebalancer = rebalancer
 
     def join(
@@ -116,7 +132,7 @@ class JoinRules:
         refused = _join_refusal(group, request)
         if refused != NONE:
             return [Answer(waiter, join_answer(refused, UNKNOWN_MEMBER))]
-        member_id = generate_member_id(request.client_id, request.instance_id)
+        member_id = generate_member_id(request.client_id, request.instance_id, self.new_uuid)
         if request.instance_id is not None:
             old = group.static_member_id(request.instance_id)
             if old is None:
@@ -231,7 +247,15 @@ class JoinRules:
                 assignment = {m.member_id: m.assignment for m in group.members.values()}
                 return encode_metadata(stored(group, assignment))
 
+            generation = group.generation
+
             def then(code: int, now_ms: int) -> list[Effect]:
+                if group.members.get(member.member_id) is not member or (
+                    group.state != STABLE or group.generation != generation
+                ):
+                    # replaced, removed or rebalanced meanwhile: its JoinGroup was answered
+                    # then, or the rebalance it is part of answers it (and stores its id)
+                    return []
                 return self._static_stored(
                     group, request, old_id, member, before, leader_before, code
                 )

@@ -1,0 +1,160 @@
+"""A group moving between the classic protocol and KIP-848's without losing its offsets:
+kafka-python members commit and leave one by one, a librdkafka consumer with
+``group.protocol=consumer`` takes over from the committed offsets, and kafka-python takes the
+group back once it has left. While a classic member is still in the group, a
+ConsumerGroupHeartbeat is refused with GROUP_ID_NOT_FOUND, as Kafka refuses it when it does
+not convert a group with members."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer
+
+from rackwise.common.error_codes import GROUP_ID_NOT_FOUND
+from rackwise.net import KafkaConnection
+from rackwise.protocol import ApiKey
+from tests.interop.conftest import Cluster, eventually
+
+PARTITIONS = 4
+
+
+def _topic(cluster: Cluster) -> str:
+    topic = f"migrate-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3)])[
+        topic
+    ].result(30)
+
+    def ready() -> bool:
+        described = admin.list_topics(topic, timeout=10).topics[topic]
+        return described.error is None and all(p.leader >= 0 for p in described.partitions.values())
+
+    eventually(ready, 30)
+    return topic
+
+
+def _produce(cluster: Cluster, topic: str, values: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i, value in enumerate(values):
+        producer.produce(topic, value, partition=i % PARTITIONS)
+    assert producer.flush(30) == 0
+
+
+def _classic(cluster: Cluster, group: str, topic: str) -> KafkaConsumer:
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+    )
+    consumer.subscribe([topic])
+    return consumer
+
+
+def _read_classic(consumers: list[KafkaConsumer], count: int) -> list[bytes]:
+    read: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(read) < count:
+        assert time.monotonic() < deadline, (len(read), count)
+        for consumer in consumers:
+            for records in consumer.poll(timeout_ms=100).values():
+                read.extend(r.value for r in records)
+    return read
+
+
+def _read_consumer_protocol(consumer: Consumer, count: int) -> list[bytes]:
+    read: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(read) < count:
+        assert time.monotonic() < deadline, (len(read), count)
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            read.append(message.value())
+    return read
+
+
+def _heartbeat(cluster: Cluster, group: str, topic: str) -> Any:
+    """One ConsumerGroupHeartbeat joining ``group``, sent to its coordinator as is."""
+
+    async def send() -> Any:
+        broker = cluster.brokers[0]
+        async with await KafkaConnection.connect(
+            str(broker["host"]), int(str(broker["port"]))
+        ) as c:
+            await c.negotiate_versions()
+            found = await c.request(ApiKey.FIND_COORDINATOR, key_type=0, coordinator_keys=[group])
+        (coordinator,) = found.coordinators
+        async with await KafkaConnection.connect(coordinator.host, coordinator.port) as c:
+            await c.negotiate_versions()
+            return await c.request(
+                ApiKey.CONSUMER_GROUP_HEARTBEAT,
+                group_id=group,
+                member_id=str(uuid.uuid4()),
+                member_epoch=0,
+                rebalance_timeout=timedelta(seconds=30),
+                subscribed_topic_names=[topic],
+                topic_partitions=[],
+            )
+
+    return asyncio.run(asyncio.wait_for(send(), 60))
+
+
+def test_a_classic_group_moves_to_the_consumer_protocol_and_back_with_its_offsets(
+    cluster: Cluster,
+) -> None:
+    topic = _topic(cluster)
+    group = f"migrate-{uuid.uuid4().hex[:6]}"
+    first = [f"a{i}".encode() for i in range(16)]
+    _produce(cluster, topic, first)
+    members = [_classic(cluster, group, topic) for _ in range(2)]
+    try:
+        assert sorted(_read_classic(members, len(first))) == sorted(first)
+        for member in members:
+            member.commit()
+        members.pop().close()  # one leaves: the other holds the classic group alone
+        (alone,) = members
+        eventually(lambda: alone.poll(timeout_ms=100) == {} and len(alone.assignment()) == 4, 30)
+        refused = _heartbeat(cluster, group, topic)
+        assert refused.error_code == GROUP_ID_NOT_FOUND
+        assert refused.error_message == f"Group {group} is not a consumer group."
+    finally:
+        for member in members:
+            member.close()
+
+    second = [f"b{i}".encode() for i in range(12)]
+    _produce(cluster, topic, second)
+    upgraded = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        upgraded.subscribe([topic])
+        assert sorted(_read_consumer_protocol(upgraded, len(second))) == sorted(second)
+        extra = upgraded.poll(1.0)  # nothing before the classic group's offsets comes again
+        assert extra is None or extra.error() is not None
+        upgraded.commit(asynchronous=False)
+    finally:
+        upgraded.close()
+
+    third = [f"c{i}".encode() for i in range(8)]
+    _produce(cluster, topic, third)
+    back = _classic(cluster, group, topic)
+    try:
+        assert sorted(_read_classic([back], len(third))) == sorted(third)
+        assert not back.poll(timeout_ms=1000)  # from the consumer group's offsets
+    finally:
+        back.close()
