@@ -1,8 +1,10 @@
 """librdkafka consumers with ``group.protocol=consumer`` (KIP-848) on a cluster of three
 brokers, one per data centre: they join, consume and commit; partitions move to a second member
 and back without two owners at once; each server-side assignor is chosen by name with
-``group.remote.assignor``; and after ``kill -9`` of the group coordinator's broker the group
-resumes on the new coordinator from its committed offsets.
+``group.remote.assignor``, a stable group's assignment being what ``rackwise assign`` computes
+for the same members and partitions, and following a leader that moves to another data
+centre; and after ``kill -9`` of the group coordinator's broker the group resumes on the new
+coordinator from its committed offsets.
 
 The cluster is this module's own (a broker is killed), with short heartbeat intervals so that
 rebalances take a second or two. Every wait has a deadline."""
@@ -48,6 +50,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     overrides = [
         "group.consumer.heartbeat.interval.ms=300",
         "group.consumer.session.timeout.ms=6000",
+        "group.consumer.leader.rack.change.delay.ms=1000",
         "offsets.topic.replication.factor=3",
         "offsets.topic.num.partitions=3",
     ]
@@ -111,14 +114,21 @@ def _poll_until(consumers: list[Consumer], done: Any, timeout_s: float = 30) -> 
     deadline = time.monotonic() + timeout_s
     while not done():
         assert time.monotonic() < deadline, [c.assignment() for c in consumers]
-        owned = [_owned(c) for c in consumers]
-        for i, a in enumerate(owned):
-            for b in owned[i + 1 :]:
-                assert not a & b, owned
-        for c in consumers:
-            message = c.poll(0.05)
-            if message is not None and message.error() is None:
-                read.append(message.value())
+        read.extend(_poll_once(consumers))
+    return read
+
+
+def _poll_once(consumers: list[Consumer]) -> list[bytes]:
+    """Poll each consumer once, after checking that no partition is owned by two of them."""
+    owned = [_owned(c) for c in consumers]
+    for i, a in enumerate(owned):
+        for b in owned[i + 1 :]:
+            assert not a & b, owned
+    read = []
+    for c in consumers:
+        message = c.poll(0.05)
+        if message is not None and message.error() is None:
+            read.append(message.value())
     return read
 
 
@@ -206,6 +216,89 @@ def test_each_server_assignor_by_name(cluster: Cluster, assignor: str) -> None:
     finally:
         for c in consumers:
             c.close()
+
+
+@pytest.mark.parametrize("assignor", ["leader-rack-aware-range", "rack-local-optimal"])
+def test_a_stable_group_is_assigned_as_rackwise_assign_computes(
+    cluster: Cluster, assignor: str, tmp_path: Path
+) -> None:
+    """One library, two callers: the coordinator's target for a stable group, fed to ``rackwise
+    assign`` with the same members (in the coordinator's order, owning what they hold, as the
+    coordinator's next computation would see them) and partitions, comes back unchanged, and
+    the share read in the leader's rack on the live group is ``--report``'s figure (for
+    ``rack-local-optimal``, the optimum it proves)."""
+    group = _Group(cluster, assignor, ("/dc1/r1", "/dc1/r1", "/dc2/r1"), 12, 2)
+    try:
+        live = group.wait_stable()
+        racks = _leader_racks(cluster, group.topic, group.count)
+        computed = group.computed(tmp_path, live, racks, "--report", "--format", "json")
+        assert computed["assignment"] == live
+        rack_of = group.rack_of()
+        local = sum(1 for m, ps in live.items() for p in ps if racks[p][0] == rack_of[m])
+        assert computed["report"]["leader_rack_local"] == local
+        if assignor == "rack-local-optimal":
+            assert local == computed["report"]["optimal_leader_rack_local"]
+    finally:
+        group.close()
+
+
+def test_the_group_follows_a_leader_to_another_data_centre(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A leader-rack-aware group, one member per data centre: when a partition's leader moves
+    to another data centre (its replicas reordered, then a preferred election), the group's
+    assignment becomes what ``rackwise assign`` computes for the new leaders' racks, once the
+    damping interval (1 s here) has passed; no partition has two owners meanwhile. The move is
+    one that changes that answer."""
+    group = _Group(cluster, "leader-rack-aware-range", RACKS, PARTITIONS, 3)
+    try:
+        before = group.wait_stable()
+        racks = _leader_racks(cluster, group.topic, group.count)
+        assert group.computed(tmp_path, {}, racks)["assignment"] == before
+        brokers = {int(n["id"]): str(n["rack"]) for n in cluster.brokers}
+        moves = [
+            (p, b)
+            for p, m in group.partitions().items()
+            for b in m.replicas
+            if b in brokers and brokers[b] != brokers[m.leader]
+        ]
+        for partition, target in moves:
+            after = [list(r) for r in racks]
+            after[partition] = [
+                brokers[target],
+                *(r for r in racks[partition] if r != brokers[target]),
+            ]
+            expected = group.computed(tmp_path, {}, after)["assignment"]
+            if expected != before:
+                break
+        else:
+            raise AssertionError(f"no leader move changes the assignment of {racks}")
+        replicas = group.partitions()[partition].replicas
+        order = [target, *(b for b in replicas if b != target)]
+        plan = tmp_path / "move.json"
+        plan.write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "partitions": [
+                        {"topic": group.topic, "partition": partition, "replicas": order}
+                    ],
+                }
+            )
+        )
+        base = ("--bootstrap-server", cluster.bootstrap)
+        moved = rackwise("reassign", *base, "--reassignment-json-file", str(plan), "--execute")
+        assert moved.returncode == 0, moved.stderr
+        eventually(lambda: group.partitions()[partition].replicas == order, 30)
+        elected = rackwise(
+            "leader-election", *base, "--election-type", "preferred", "--topic", group.topic,
+            "--partition", str(partition),
+        )  # fmt: skip
+        assert elected.returncode == 0, elected.stderr
+        eventually(lambda: group.partitions()[partition].leader == target, 30)
+        eventually(lambda: group.stable() == expected, 30)
+    finally:
+        group.close()
 
 
 def test_the_group_resumes_with_its_offsets_after_its_coordinator_is_killed(
@@ -318,80 +411,87 @@ def _leader_racks(cluster: Cluster, topic: str, count: int) -> list[list[str]]:
     ]
 
 
-@pytest.mark.parametrize("assignor", ["leader-rack-aware-range", "rack-local-optimal"])
-def test_a_stable_group_is_assigned_as_rackwise_assign_computes(
-    cluster: Cluster, assignor: str, tmp_path: Path
-) -> None:
-    """One library, two callers: the coordinator's target for a stable group, fed to ``rackwise
-    assign`` with the same members (in the coordinator's order, owning what they hold, as the
-    coordinator's next computation would see them) and partitions, comes back unchanged, and
-    the share read in the leader's rack on the live group is ``--report``'s figure (for
-    ``rack-local-optimal``, the optimum it proves)."""
-    count = 12
-    topic = f"same-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=count, replication_factor=2)])[
-        topic
-    ].result(30)
-    eventually(lambda: all(p.leader >= 0 for p in _partitions(admin, topic).values()), 30)
-    group = f"g-same-{uuid.uuid4().hex[:6]}"
-    racks = ("/dc1/r1", "/dc1/r1", "/dc2/r1")
-    consumers = [
-        _consumer(cluster, group, **{"group.remote.assignor": assignor, "client.rack": rack})
-        for rack in racks
-    ]
-    try:
-        for c in consumers:
-            c.subscribe([topic])
-        _poll_until(consumers, lambda: sum(len(_owned(c)) for c in consumers) == count)
-
-        def stable() -> dict[str, list[int]] | None:
-            described = admin.describe_consumer_groups([group])[group].result(10)
-            if described.state.name != "STABLE":
-                return None
-            current = {
-                m.member_id: sorted(tp.partition for tp in m.assignment.topic_partitions)
-                for m in described.members
-            }
-            return current if sum(map(len, current.values())) == count else None
-
-        live = eventually(stable, 30)
-        rack_of = {c.memberid(): rack for c, rack in zip(consumers, racks, strict=True)}
-        partitions = _leader_racks(cluster, topic, count)
-        order = java_hashmap_order(list(live), java_string_hash, exact=False)
-        line = {
-            "partitions": {topic: partitions},
-            "members": [
-                {
-                    "member_id": m,
-                    "group_instance_id": None,
-                    "rack": rack_of[m],
-                    "topics": [topic],
-                    "owned": [[topic, p] for p in live[m]],
-                    "generation": 1,
-                }
-                for m in order
-            ],
-        }
-        source = tmp_path / "group.json"
-        source.write_text(json.dumps(line) + "\n")
-        computed = rackwise("assign", "--assignor", assignor, "--input", str(source))
-        assert computed.returncode == 0, computed.stderr
-        assignment = json.loads(computed.stdout)["assignment"]
-        assert {m: sorted(p for _, p in tps) for m, tps in assignment.items()} == live
-        report = rackwise(
-            "assign", "--assignor", assignor, "--input", str(source), "--report", "--format", "json"
-        )
-        assert report.returncode == 0, report.stderr
-        figures = json.loads(report.stdout)["report"]
-        local = sum(1 for m, ps in live.items() for p in ps if partitions[p][0] == rack_of[m])
-        assert figures["leader_rack_local"] == local
-        if assignor == "rack-local-optimal":
-            assert local == figures["optimal_leader_rack_local"]
-    finally:
-        for c in consumers:
-            c.close()
-
-
 def _partitions(admin: AdminClient, topic: str) -> dict[int, Any]:
     return dict(admin.list_topics(topic, timeout=10).topics[topic].partitions)
+
+
+class _Group:
+    """A group of librdkafka members with ``group.remote.assignor``, one per rack given, on a
+    new topic, with what ``rackwise assign`` computes for it beside what the coordinator
+    assigned."""
+
+    def __init__(
+        self, cluster: Cluster, assignor: str, racks: tuple[str, ...], count: int, rf: int
+    ) -> None:
+        self.cluster, self.assignor, self.racks, self.count = cluster, assignor, racks, count
+        self.topic = f"same-{uuid.uuid4().hex[:8]}"
+        self.admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        created = self.admin.create_topics([NewTopic(self.topic, count, rf)])
+        created[self.topic].result(30)
+        eventually(lambda: all(p.leader >= 0 for p in self.partitions().values()), 30)
+        self.group = f"g-same-{uuid.uuid4().hex[:6]}"
+        self.consumers = [
+            _consumer(cluster, self.group, **{"group.remote.assignor": assignor, "client.rack": r})
+            for r in racks
+        ]
+        for c in self.consumers:
+            c.subscribe([self.topic])
+
+    def partitions(self) -> dict[int, Any]:
+        return _partitions(self.admin, self.topic)
+
+    def close(self) -> None:
+        for c in self.consumers:
+            c.close()
+
+    def stable(self) -> dict[str, list[int]] | None:
+        """Each member's partitions once the group is Stable with every partition assigned
+        (the members polled meanwhile, checking that no partition has two owners)."""
+        _poll_once(self.consumers)
+        described = self.admin.describe_consumer_groups([self.group])[self.group].result(10)
+        if described.state.name != "STABLE":
+            return None
+        current = {
+            m.member_id: sorted(tp.partition for tp in m.assignment.topic_partitions)
+            for m in described.members
+        }
+        return current if sum(map(len, current.values())) == self.count else None
+
+    def wait_stable(self) -> dict[str, list[int]]:
+        _poll_until(
+            self.consumers, lambda: sum(map(len, map(_owned, self.consumers))) == self.count
+        )
+        return eventually(self.stable, 30)
+
+    def rack_of(self) -> dict[str, str]:
+        return {c.memberid(): r for c, r in zip(self.consumers, self.racks, strict=True)}
+
+    def computed(
+        self, folder: Path, owned: dict[str, list[int]], leader_racks: list[list[str]], *extra: str
+    ) -> Any:
+        """``rackwise assign``'s answer for these members (in the coordinator's order, owning
+        ``owned``) over partitions whose replica racks are ``leader_racks``."""
+        rack_of = self.rack_of()
+        order = java_hashmap_order(list(rack_of), java_string_hash, exact=False)
+        members = [
+            {
+                "member_id": m,
+                "group_instance_id": None,
+                "rack": rack_of[m],
+                "topics": [self.topic],
+                "owned": [[self.topic, p] for p in owned.get(m, [])],
+                "generation": 1 if owned.get(m) else -1,
+            }
+            for m in order
+        ]
+        source = folder / f"group-{uuid.uuid4().hex[:6]}.json"
+        source.write_text(
+            json.dumps({"partitions": {self.topic: leader_racks}, "members": members})
+        )
+        answer = rackwise("assign", "--assignor", self.assignor, "--input", str(source), *extra)
+        assert answer.returncode == 0, answer.stderr
+        document = json.loads(answer.stdout)
+        document["assignment"] = {
+            m: sorted(p for _, p in tps) for m, tps in document["assignment"].items()
+        }
+        return document
