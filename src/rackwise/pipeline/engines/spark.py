@@ -163,7 +163,7 @@ def run_plan(
     stages = Stages(on_stage)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = plan_rows(tables, strategy)  # type: ignore[arg-type]
+    rows = plan_rows(tables, strategy, rules=rules)  # type: ignore[arg-type]
     rows.write.mode("overwrite").partitionBy("kind").parquet(str(out / ROWS_DIR))
     stages.done("balance")
     audit_stage = None if on_stage is None else _prefixed(on_stage, "audit ")
