@@ -95,7 +95,6 @@ def test_stages_are_reported_in_order(job: tuple[Path, Any, list]) -> None:
         "placements",
         "spread",
         "domains",
-        "rules",
         "tables",
         "summary",
         "report",

@@ -47,8 +47,14 @@ def rule_frame(
     )
 
 
-def with_rule_exposure(exposure: DataFrame, rules: DataFrame) -> DataFrame:
-    """``exposure`` with the rules' if-lost columns."""
+def _zeros(frame: DataFrame, columns: tuple[str, ...]) -> DataFrame:
+    return frame.select(*frame.columns, *[F.lit(0).cast("long").alias(c) for c in columns])
+
+
+def with_rule_exposure(exposure: DataFrame, rules: DataFrame | None) -> DataFrame:
+    """``exposure`` with the rules' if-lost columns (all 0 without ``rules``)."""
+    if rules is None:
+        return _zeros(exposure, RULE_EXPOSURE)
     hits = rules.where(F.col("level") != CLUSTER_LEVEL).select(
         "cluster_id",
         "level",
@@ -62,8 +68,10 @@ def with_rule_exposure(exposure: DataFrame, rules: DataFrame) -> DataFrame:
     )
 
 
-def with_rule_clusters(clusters: DataFrame, rules: DataFrame) -> DataFrame:
-    """``clusters`` with the rules' now-columns."""
+def with_rule_clusters(clusters: DataFrame, rules: DataFrame | None) -> DataFrame:
+    """``clusters`` with the rules' now-columns (all 0 without ``rules``)."""
+    if rules is None:
+        return _zeros(clusters, RULE_NOW)
     now = rules.where(F.col("level") == CLUSTER_LEVEL).select(
         "cluster_id", *[F.col(s).alias(c) for s, c in zip(_SOURCES, RULE_NOW, strict=True)]
     )

@@ -158,10 +158,12 @@ def audit_tables(
         dirs_of[row[1]].append(row)
     slices = dict(cluster_slices(tables.replicas))
     empty = tables.replicas.slice(0, 0)
-    joined = tables.brokers.join(
-        tables.log_dirs, keys=["cluster_id", "broker_id"], join_type="left outer"
-    )
-    broker_dirs = dict(cluster_slices(joined))
+    broker_dirs: dict[str, pa.Table] = {}
+    if not rules.is_trivial:
+        joined = tables.brokers.join(
+            tables.log_dirs, keys=["cluster_id", "broker_id"], join_type="left outer"
+        )
+        broker_dirs = dict(cluster_slices(joined))
     for cid, key in keys.items():
         nodes, leaves = tree_rows(key, cid, per_cluster[cid])
         meta = meta_rows({cid: key}, nodes, leaves, dirs_of[cid])[0]
@@ -169,7 +171,11 @@ def audit_tables(
         start = len(rows["exposure"])
         mine = slices.get(cid, empty)
         cluster.run(mine, meta, rows)
-        found = rule_figures(rule_rows(cid, mine, broker_dirs[cid], rules, min_insync_replicas))
+        found = (
+            {}
+            if rules.is_trivial
+            else rule_figures(rule_rows(cid, mine, broker_dirs[cid], rules, min_insync_replicas))
+        )
         for exposed in rows["exposure"][start:]:
             figures = found.get((exposed["level"], exposed["domain"]), (0, 0))
             exposed.update(zip(RULE_EXPOSURE, figures, strict=True))

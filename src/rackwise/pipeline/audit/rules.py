@@ -87,6 +87,15 @@ class DomainRules:
     default: TopicRule = DEFAULT_RULE
     topics: Mapping[tuple[str, str], TopicRule] = field(default_factory=dict)
 
+    @property
+    def is_trivial(self) -> bool:
+        """Whether no topic has a rule that can count anything (``min.insync.racks`` 1 and
+        no preference everywhere): the audit then skips the step, its figures all 0."""
+        return all(
+            r.min_insync_racks == 1 and r.preference.is_none
+            for r in (self.default, *self.topics.values())
+        )
+
     def rule(self, cluster_id: str, topic: str) -> TopicRule:
         """The rule of ``topic`` in ``cluster_id``."""
         return self.topics.get((cluster_id, topic), self.default)

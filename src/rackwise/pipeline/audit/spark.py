@@ -225,10 +225,10 @@ def assemble_audit(
     aggregation of the replicas), ``placements`` (the second pass: placements, fragile
     partitions' brokers, load), then, only when that pass met partitions of more than three
     replicas, ``partitions`` (completing them needs a second read of the replicas) and
-    ``placements`` again; ``spread`` (the violating placements), ``domains``, ``rules`` (the
-    topics' ``min.insync.racks`` and ``leaders.preference`` per domain, one Arrow call per
-    cluster: :mod:`rackwise.pipeline.audit.domain_loss`). The outputs themselves are small
-    lazy plans over those.
+    ``placements`` again; ``spread`` (the violating placements), ``domains``, and ``rules``
+    (the topics' ``min.insync.racks`` and ``leaders.preference`` per domain, one Arrow call
+    per cluster: :mod:`rackwise.pipeline.audit.domain_loss`) unless no topic has such a rule.
+    The outputs themselves are small lazy plans over those.
     """
     if min_insync_replicas < 1:
         raise IllegalArgumentException(
@@ -262,10 +262,12 @@ def assemble_audit(
     )
     keys = small.cluster_keys
     raw = prepared.tables
-    by_rule = done(
-        "rules",
-        rule_frame(raw.replicas, raw.brokers, raw.log_dirs, rules, min_insync_replicas),
-    )
+    by_rule = None
+    if not rules.is_trivial:
+        by_rule = done(
+            "rules",
+            rule_frame(raw.replicas, raw.brokers, raw.log_dirs, rules, min_insync_replicas),
+        )
     clusters = cluster_rows(signatures, bad, small.cluster_meta, min_insync_replicas)
     clusters = with_rule_clusters(clusters, by_rule)
     load = load_rows(domains)

@@ -102,7 +102,8 @@ def run_audit(
     ``tree`` (the small tables), ``read`` (the one pass over the replicas), ``placements``
     (the second pass), then ``partitions`` and ``placements`` again only for partitions of
     over three replicas, ``spread`` (the violating placements), ``domains`` (exposure and
-    load), ``rules`` (``min.insync.racks`` and ``leaders.preference``), ``tables``
+    load), ``rules`` (``min.insync.racks`` and ``leaders.preference``, when some topic has
+    such a rule), ``tables``
     (computing and writing the outputs), ``summary``, ``report``.
 
     A partition of more than three replicas makes the job read the replicas a second time
