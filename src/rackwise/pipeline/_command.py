@@ -416,11 +416,13 @@ def _run_stages(args: argparse.Namespace, command: str) -> int:
 
     progress = Progress()
     source = check_options(args)
-    args.domain_rules = domain_rules(args, source)
+    if source.kind != "live":
+        args.domain_rules = domain_rules(args, source, None)
     began = time.perf_counter()
     columns: JsonColumns | None = None
     if source.kind == "live":
         columns = _read_live(args, source, progress)
+        args.domain_rules = domain_rules(args, source, columns)
     elif source.kind == "json":
         columns = source.parse_json()
     parsed = time.perf_counter() - began
@@ -474,7 +476,9 @@ def _stage(
     )
 
 
-def domain_rules(args: argparse.Namespace, source: InputSource) -> DomainRules:
+def domain_rules(
+    args: argparse.Namespace, source: InputSource, columns: JsonColumns | None
+) -> DomainRules:
     """The topics' rules: the options' broker defaults, then the input's topic configs."""
     from rackwise.pipeline.audit.rules import (  # noqa: PLC0415
         DEFAULT_LEADERS_PREFERENCE,
@@ -494,7 +498,7 @@ def domain_rules(args: argparse.Namespace, source: InputSource) -> DomainRules:
         if value is not None
     }
     try:
-        return DomainRules.of(defaults, read_topic_configs(source))
+        return DomainRules.of(defaults, read_topic_configs(source, columns))
     except ValueError as e:  # a value that does not parse, a dataset of the wrong shape
         raise UsageError(str(e)) from None
 

@@ -2,7 +2,9 @@
 topic and key as DescribeConfigs names them (``cluster_id, topic, name, value``).
 
 Goals
-    The audit and the plan judge each topic by its own ``min.insync.racks``,
+    Live clusters' topic configs come with their rows (DescribeConfigs: the topic's value or
+    the broker's default, as the cluster applies it). The audit and the plan judge each topic
+    by its own ``min.insync.racks``,
     ``min.insync.racks.level`` and ``leaders.preference``
     (:mod:`rackwise.pipeline.audit.rules`); the rows are read on the driver with pyarrow
     (metadata: a row per topic and key), whichever engine runs.
@@ -21,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rackwise.common import InvalidFormatException
+from rackwise.pipeline.ingest.json_input import JsonColumns
 from rackwise.pipeline.ingest.source import InputSource, data_files
 
 TOPIC_CONFIGS_DATASET: Final = "topic_configs"
@@ -29,8 +32,11 @@ TOPIC_CONFIGS_COLUMNS: Final = ("cluster_id", "topic", "name", "value")
 TopicConfigRow = tuple[str, str, str, str | None]
 
 
-def read_topic_configs(source: InputSource) -> list[TopicConfigRow]:
-    """The topic config rows of ``source`` (a fleet's dataset; none for other inputs)."""
+def read_topic_configs(source: InputSource, columns: JsonColumns | None) -> list[TopicConfigRow]:
+    """The topic config rows of ``source``: a fleet's dataset, the DescribeConfigs of live
+    clusters (``columns``, as read); none for the other inputs."""
+    if columns is not None:
+        return list(columns.topic_configs)
     if source.fleet is None:
         return []
     path = Path(source.fleet) / TOPIC_CONFIGS_DATASET
@@ -48,9 +54,9 @@ def read_topic_configs(source: InputSource) -> list[TopicConfigRow]:
             raise InvalidFormatException(
                 f"fleet dataset {path}: column {name!r} must be a string, got {found}"
             )
-    columns = [table.column(n).to_pylist() for n in TOPIC_CONFIGS_COLUMNS]
+    values = [table.column(n).to_pylist() for n in TOPIC_CONFIGS_COLUMNS]
     return [
         (c, t, n, v)
-        for c, t, n, v in zip(*columns, strict=True)
+        for c, t, n, v in zip(*values, strict=True)
         if c is not None and t is not None and n is not None
     ]
