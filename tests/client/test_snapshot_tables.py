@@ -23,6 +23,7 @@ from rackwise.client.cluster_state import (
 )
 from rackwise.client.snapshot_tables import merged, read_live, snapshot_columns, summary
 from rackwise.common import TopicPartition
+from rackwise.pipeline.audit.rules import DomainRules
 from rackwise.pipeline.ingest.local import LocalTables, read_source
 from rackwise.pipeline.ingest.source import (
     LIVE_REPLICAS_SOURCE,
@@ -30,6 +31,7 @@ from rackwise.pipeline.ingest.source import (
     LiveCluster,
     live_clusters,
 )
+from rackwise.pipeline.ingest.topic_configs import read_topic_configs
 
 TB = 4_000_000_000_000
 STORAGE_ERROR = 56
@@ -267,3 +269,25 @@ def test_each_cluster_read_in_turn_named_and_reported(monkeypatch: pytest.Monkey
     with pytest.raises(ClusterStateError) as caught:
         read_live([LiveCluster("h:1"), LiveCluster("h:2")], {}, 900, lines.append)
     assert str(caught.value) == "cluster Xc1 is given twice: by h:1 and by h:2"
+
+
+def test_the_topics_domain_rules_come_with_the_rows() -> None:
+    configs = {
+        "orders": {"min.insync.replicas": "2", "min.insync.racks": "2"},
+        "audit": {"leaders.preference": "ordered_racks:/dc2,/dc1"},
+    }
+    one = merged(
+        [
+            snapshot_columns(snapshot(topic_configs=configs), "east"),
+            snapshot_columns(snapshot(), "west"),
+        ]
+    )
+    assert one.topic_configs == [
+        ("east", "audit", "leaders.preference", "ordered_racks:/dc2,/dc1"),
+        ("east", "orders", "min.insync.racks", "2"),
+    ]
+    source = InputSource.live_clusters([], "default", None)
+    rules = DomainRules.of({}, read_topic_configs(source, one))
+    assert rules.rule("east", "orders").min_insync_racks == 2
+    assert str(rules.rule("east", "audit").preference) == "ordered_racks:/dc2,/dc1"
+    assert rules.rule("west", "orders").min_insync_racks == 1

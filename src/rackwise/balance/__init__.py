@@ -9,6 +9,7 @@ the document ``kafka-reassign-partitions --execute`` takes.
 
 from rackwise.balance._bound import LowerBound
 from rackwise.balance._measure import BrokerTargets, Loads, TargetRange
+from rackwise.balance._pinning import leaders_outside as leaders_outside_preference
 from rackwise.balance.model import (
     NO_LOG_DIR,
     STRATEGIES,
@@ -61,6 +62,7 @@ __all__ = [
     "TargetRows",
     "balancedness",
     "goal_costs",
+    "leaders_outside_preference",
     "plan_cluster",
     "target_rows",
     "to_reassignment",

@@ -58,7 +58,15 @@ DEFAULT_TIMEOUT_MS: Final = 30_000
 MIN_INSYNC_KEY: Final = "min.insync.replicas"
 LEADER_THROTTLED_KEY: Final = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_KEY: Final = "follower.replication.throttled.replicas"
-TOPIC_CONFIG_KEYS: Final = (MIN_INSYNC_KEY, LEADER_THROTTLED_KEY, FOLLOWER_THROTTLED_KEY)
+DOMAIN_RULE_KEYS: Final = ("min.insync.racks", "min.insync.racks.level", "leaders.preference")
+"""rackwise's topic keys the pipeline's audit and plan judge topics by (a Kafka broker, which
+does not know them, answers without them)."""
+TOPIC_CONFIG_KEYS: Final = (
+    MIN_INSYNC_KEY,
+    LEADER_THROTTLED_KEY,
+    FOLLOWER_THROTTLED_KEY,
+    *DOMAIN_RULE_KEYS,
+)
 """The topic configs read for every topic."""
 DEFAULT_MIN_INSYNC: Final = 1
 """Kafka's default ``min.insync.replicas``, for a topic whose config does not say."""

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rackwise.client.cluster_state import (
+    DOMAIN_RULE_KEYS,
     ClusterSnapshot,
     ClusterStateError,
     PartitionState,
@@ -96,7 +97,13 @@ def snapshot_columns(snapshot: ClusterSnapshot, cluster_id: str) -> JsonColumns:
             for name, value in zip(REPLICA_TYPES, row, strict=True):
                 columns[name].append(value)
     table = pa.table({k: pa.array(v, REPLICA_TYPES[k]) for k, v in columns.items()})
-    return JsonColumns(brokers, table, [], rejects)
+    configs: list[tuple[str, str, str, str | None]] = [
+        (cluster_id, topic, key, value)
+        for topic, values in sorted(snapshot.topic_configs.items())
+        for key, value in sorted(values.items())
+        if key in DOMAIN_RULE_KEYS
+    ]
+    return JsonColumns(brokers, table, [], rejects, configs)
 
 
 def merged(parts: Sequence[JsonColumns]) -> JsonColumns:
@@ -115,7 +122,8 @@ def merged(parts: Sequence[JsonColumns]) -> JsonColumns:
         if part.replicas.num_rows:
             offset += int(pc.max(ordinals).as_py()) + 1
         rejects.rows.extend(part.rejects.rows)
-    return JsonColumns(brokers, pa.concat_tables(tables), [], rejects)
+    configs = [row for part in parts for row in part.topic_configs]
+    return JsonColumns(brokers, pa.concat_tables(tables), [], rejects, configs)
 
 
 def summary(snapshot: ClusterSnapshot) -> str:

@@ -27,6 +27,7 @@ from rackwise.pipeline._summary_table import TABLE_CLUSTERS, plan_table, render,
 from rackwise.pipeline.schema import DEFAULT_CLUSTER_ID
 
 if TYPE_CHECKING:
+    from rackwise.pipeline.audit.rules import DomainRules
     from rackwise.pipeline.engines import Engine
     from rackwise.pipeline.ingest.json_input import JsonColumns
     from rackwise.pipeline.ingest.source import InputSource
@@ -98,6 +99,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         _add_input_options(sub)
         sub.add_argument("--min-insync-replicas", type=int, default=2, metavar="N")
+        sub.add_argument(
+            "--min-insync-racks",
+            type=int,
+            default=None,
+            metavar="N",
+            help="the brokers' default min.insync.racks (default 1)",
+        )
+        sub.add_argument(
+            "--min-insync-racks-level",
+            type=int,
+            default=None,
+            metavar="L",
+            help="the brokers' default min.insync.racks.level (default 1: the data centre)",
+        )
+        sub.add_argument(
+            "--leaders-preference",
+            default=None,
+            metavar="SPEC",
+            help="the brokers' default.leaders.preference (none, racks:/dc1,..., "
+            "ordered_racks:/dc1,...)",
+        )
         if name == "plan":
             sub.add_argument(
                 "--strategy", choices=("keep", "rack-aware", "multi-level"), default="keep"
@@ -219,6 +241,22 @@ def check_options(args: argparse.Namespace) -> InputSource:
         raise UsageError(
             f"--min-insync-replicas must be at least 1, got {args.min_insync_replicas}"
         )
+    for flag, value in (
+        ("--min-insync-racks", args.min_insync_racks),
+        ("--min-insync-racks-level", args.min_insync_racks_level),
+    ):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    if args.leaders_preference is not None:
+        from rackwise.topology import (  # noqa: PLC0415
+            InvalidLeadersPreferenceException,
+            parse_leaders_preference,
+        )
+
+        try:
+            parse_leaders_preference(args.leaders_preference)
+        except InvalidLeadersPreferenceException as e:
+            raise UsageError(f"--leaders-preference {args.leaders_preference!r}: {e}") from None
     throttle = getattr(args, "throttle", None)
     if throttle is not None and throttle <= 0:
         raise UsageError(
@@ -383,10 +421,13 @@ def _run_stages(args: argparse.Namespace, command: str) -> int:
 
     progress = Progress()
     source = check_options(args)
+    if source.kind != "live":
+        args.domain_rules = domain_rules(args, source, None)
     began = time.perf_counter()
     columns: JsonColumns | None = None
     if source.kind == "live":
         columns = _read_live(args, source, progress)
+        args.domain_rules = domain_rules(args, source, columns)
     elif source.kind == "json":
         columns = source.parse_json()
     parsed = time.perf_counter() - began
@@ -424,8 +465,11 @@ def _stage(
     out: Path,
     progress: Progress,
 ) -> dict[str, Any]:
+    rules = args.domain_rules
     if command == "audit":
-        return engine.audit(tables, out, args.min_insync_replicas, progress.timed("audit"))
+        return engine.audit(
+            tables, out, args.min_insync_replicas, progress.timed("audit"), rules=rules
+        )
     return engine.plan(
         tables,
         out,
@@ -433,6 +477,7 @@ def _stage(
         args.throttle,
         args.min_insync_replicas,
         progress.timed("plan"),
+        rules=rules,
         drain=args.drain_log_dirs,
     )
 
@@ -449,6 +494,33 @@ def drain_log_dirs(text: str) -> tuple[str, ...]:
     if not entries:
         raise argparse.ArgumentTypeError("no log directory named")
     return entries
+
+
+def domain_rules(
+    args: argparse.Namespace, source: InputSource, columns: JsonColumns | None
+) -> DomainRules:
+    """The topics' rules: the options' broker defaults, then the input's topic configs."""
+    from rackwise.pipeline.audit.rules import (  # noqa: PLC0415
+        DEFAULT_LEADERS_PREFERENCE,
+        MIN_INSYNC_RACKS,
+        MIN_INSYNC_RACKS_LEVEL,
+        DomainRules,
+    )
+    from rackwise.pipeline.ingest.topic_configs import read_topic_configs  # noqa: PLC0415
+
+    defaults = {
+        key: str(value)
+        for key, value in (
+            (MIN_INSYNC_RACKS, args.min_insync_racks),
+            (MIN_INSYNC_RACKS_LEVEL, args.min_insync_racks_level),
+            (DEFAULT_LEADERS_PREFERENCE, args.leaders_preference),
+        )
+        if value is not None
+    }
+    try:
+        return DomainRules.of(defaults, read_topic_configs(source, columns))
+    except ValueError as e:  # a value that does not parse, a dataset of the wrong shape
+        raise UsageError(str(e)) from None
 
 
 def _read_live(args: argparse.Namespace, source: InputSource, progress: Progress) -> JsonColumns:

@@ -61,19 +61,19 @@ def test_exposure_by_hand(hand: dict[str, pa.Table]) -> None:
     )
     assert exposed == sorted(
         [
-            ("c1", "dc", "/dc1", None, None, 1, 0, 1),
-            ("c1", "rack", "/dc1/r1", None, None, 1, 0, 1),
-            ("c1", "dc", "/dc3", None, None, 1, 1, 0),
-            ("c1", "broker", "5", 5, None, 1, 1, 0),
-            ("c1", "log_dir", "5:/d1", 5, "/d1", 1, 1, 0),
-            ("c2", "broker", "1", 1, None, 1, 0, 1),
-            ("c2", "broker", "2", 2, None, 1, 0, 1),
-            ("c2", "log_dir", "1:/d1", 1, "/d1", 1, 0, 1),
-            ("c3", "rack", "/rack1", None, None, 1, 1, 0),
-            ("c3", "broker", "1", 1, None, 1, 0, 1),
-            ("c3", "broker", "2", 2, None, 1, 0, 1),
-            ("c3", "log_dir", "1:/d", 1, "/d", 1, 0, 1),
-            ("c3", "log_dir", "2:/d", 2, "/d", 1, 0, 1),
+            ("c1", "dc", "/dc1", None, None, 1, 0, 1, 0, 0),
+            ("c1", "rack", "/dc1/r1", None, None, 1, 0, 1, 0, 0),
+            ("c1", "dc", "/dc3", None, None, 1, 1, 0, 0, 0),
+            ("c1", "broker", "5", 5, None, 1, 1, 0, 0, 0),
+            ("c1", "log_dir", "5:/d1", 5, "/d1", 1, 1, 0, 0, 0),
+            ("c2", "broker", "1", 1, None, 1, 0, 1, 0, 0),
+            ("c2", "broker", "2", 2, None, 1, 0, 1, 0, 0),
+            ("c2", "log_dir", "1:/d1", 1, "/d1", 1, 0, 1, 0, 0),
+            ("c3", "rack", "/rack1", None, None, 1, 1, 0, 0, 0),
+            ("c3", "broker", "1", 1, None, 1, 0, 1, 0, 0),
+            ("c3", "broker", "2", 2, None, 1, 0, 1, 0, 0),
+            ("c3", "log_dir", "1:/d", 1, "/d", 1, 0, 1, 0, 0),
+            ("c3", "log_dir", "2:/d", 2, "/d", 1, 0, 1, 0, 0),
         ],
         key=repr,
     )
@@ -144,10 +144,10 @@ def test_skew_and_clusters_by_hand(hand: dict[str, pa.Table]) -> None:
     clusters = {r.pop("cluster_id"): r for r in hand["clusters"].to_pylist()}
     assert list(clusters) == ["c1", "c2", "c3", "idle"]
     expected = {
-        "c1": (["dc", "rack"], 6, 1, 12, 1, 2, 5, 0, 1, 1, 2, {"cluster": 1, "dc": 1}),
-        "c2": ([], 2, 2, 1, 0, 1, 2, 0, 0, 0, 0, {}),
-        "c3": (["rack"], 4, 0, 4, 0, 1, 2, 0, 0, 1, 1, {"cluster": 1}),
-        "idle": (["rack"], 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, {}),
+        "c1": (["dc", "rack"], 6, 1, 12, 1, 2, 5, 0, 1, 1, 2, {"cluster": 1, "dc": 1}, 0, 0),
+        "c2": ([], 2, 2, 1, 0, 1, 2, 0, 0, 0, 0, {}, 0, 0),
+        "c3": (["rack"], 4, 0, 4, 0, 1, 2, 0, 0, 1, 1, {"cluster": 1}, 0, 0),
+        "idle": (["rack"], 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0),
     }
     for cid, figures in clusters.items():
         figures["spread_violations_by_level"] = dict(figures["spread_violations_by_level"])

@@ -109,7 +109,9 @@ def test_spread_violations_by_hand(spark: SparkSession, hand: Audited) -> None:
 
 
 def test_exposure_by_hand(spark: SparkSession, hand: Audited) -> None:
-    hit = hand.exposure.where("offline_if_lost > 0 or under_min_isr_if_lost > 0")
+    hit = hand.exposure.where("offline_if_lost > 0 or under_min_isr_if_lost > 0").drop(
+        "below_min_insync_racks_if_lost", "leaders_leave_preference_if_lost"
+    )
     expected = spark.createDataFrame(
         [
             ("c1", "dc", "/dc1", None, None, 1, 0, 1),
@@ -202,15 +204,16 @@ def test_skew_by_hand(spark: SparkSession, hand: Audited) -> None:
 def test_clusters_by_hand(spark: SparkSession, hand: Audited) -> None:
     expected = spark.createDataFrame(
         [
-            ("c1", ["dc", "rack"], 6, 1, 12, 1, 2, 5, 0, 1, 1, 2, {"cluster": 1, "dc": 1}),
-            ("c2", [], 2, 2, 1, 0, 1, 2, 0, 0, 0, 0, {}),
-            ("c3", ["rack"], 4, 0, 4, 0, 1, 2, 0, 0, 1, 1, {"cluster": 1}),
-            ("idle", ["rack"], 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, {}),
+            ("c1", ["dc", "rack"], 6, 1, 12, 1, 2, 5, 0, 1, 1, 2, {"cluster": 1, "dc": 1}, 0, 0),
+            ("c2", [], 2, 2, 1, 0, 1, 2, 0, 0, 0, 0, {}, 0, 0),
+            ("c3", ["rack"], 4, 0, 4, 0, 1, 2, 0, 0, 1, 1, {"cluster": 1}, 0, 0),
+            ("idle", ["rack"], 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0),
         ],
         "cluster_id string, rack_levels array<string>, brokers long, brokers_without_rack long, "
         "log_dirs long, failed_log_dirs long, partitions long, replicas long, offline_now long, "
         "under_min_isr_now long, partitions_with_spread_violations long, spread_violations long, "
-        "spread_violations_by_level map<string,bigint>",
+        "spread_violations_by_level map<string,bigint>, below_min_insync_racks_now long, "
+        "leaders_outside_preference long",
     )
     assertDataFrameEqual(hand.clusters, expected)
 

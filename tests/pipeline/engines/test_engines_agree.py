@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rackwise.pipeline.audit import RESULT_TABLES
+from rackwise.pipeline.audit.rules import DomainRules
 from rackwise.pipeline.engines import local as local_engine
 from rackwise.pipeline.engines import spark as spark_engine
 from rackwise.pipeline.ingest.local import read_source
@@ -133,13 +134,21 @@ def _same_outputs(local: Path, spark: Path) -> None:
     assert _reassignments(local) == _reassignments(spark)
 
 
-def _run_both(spark: SparkSession, fleet: Path, root: Path, strategy: str, min_isr: int) -> None:
+def _run_both(
+    spark: SparkSession,
+    fleet: Path,
+    root: Path,
+    strategy: str,
+    min_isr: int,
+    rules: DomainRules | None = None,
+) -> None:
     tables = read_source(InputSource.fleet_dir(fleet))
+    rules = rules or DomainRules()
     local_engine.write_rejected(tables, root / "local")
-    local_engine.run_plan(tables, root / "local", strategy, 1000, min_isr)
+    local_engine.run_plan(tables, root / "local", strategy, 1000, min_isr, rules=rules)
     frames = read_fleet(spark, fleet)
     spark_engine.write_rejected(frames, root / "spark")
-    spark_engine.run_plan(spark, frames, root / "spark", strategy, 1000, min_isr)
+    spark_engine.run_plan(spark, frames, root / "spark", strategy, 1000, min_isr, rules=rules)
     _same_outputs(root / "local", root / "spark")
 
 
@@ -152,14 +161,36 @@ def _run_both(spark: SparkSession, fleet: Path, root: Path, strategy: str, min_i
     fleet=fleets(),
     strategy=st.sampled_from(("keep", "rack-aware", "multi-level")),
     min_isr=st.integers(1, 3),
+    racks=st.integers(1, 3),
+    level=st.integers(1, 2),
+    preference=st.sampled_from(("none", "racks:/dc1", "ordered_racks:/dc2,/dc1")),
 )
 def test_random_fleets_give_the_same_outputs_on_both_engines(
-    spark: SparkSession, fleet: tuple[list[dict[str, Any]], pa.Table], strategy: str, min_isr: int
+    spark: SparkSession,
+    fleet: tuple[list[dict[str, Any]], pa.Table],
+    strategy: str,
+    min_isr: int,
+    racks: int,
+    level: int,
+    preference: str,
 ) -> None:
+    """Topic ``t`` with its own rules, ``u`` with the defaults."""
+    rules = DomainRules.of(
+        {"min.insync.racks": "2", "default.leaders.preference": "racks:/dc2"},
+        [
+            (f"c{c}", "t", key, value)
+            for c in range(3)
+            for key, value in (
+                ("min.insync.racks", str(racks)),
+                ("min.insync.racks.level", str(level)),
+                ("leaders.preference", preference),
+            )
+        ],
+    )
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         write_fleet(root / "fleet", *fleet)
-        _run_both(spark, root / "fleet", root, strategy, min_isr)
+        _run_both(spark, root / "fleet", root, strategy, min_isr, rules)
 
 
 def test_a_fleet_whose_every_row_is_rejected_plans_nothing_on_both_engines(

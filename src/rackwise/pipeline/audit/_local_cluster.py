@@ -213,11 +213,16 @@ class Placements:
 
 def placements(keys: ReplicaKeys) -> Placements:
     """Group the partitions by placement (see the module notes)."""
-    num_partitions = int(keys.partition.max()) + 1 if keys.partition.size else 0
-    code = keys.leaf * 2 + np.where(keys.is_live, 0, _DEAD)
+    return group_codes(keys.partition, keys.leaf * 2 + np.where(keys.is_live, 0, _DEAD))
+
+
+def group_codes(partition: np.ndarray, code: np.ndarray) -> Placements:
+    """Group the partitions (``partition[i]`` the partition of row i, numbered from 0) by
+    the sorted multiset of their rows' non-negative ``code``."""
+    num_partitions = int(partition.max()) + 1 if partition.size else 0
     base = int(code.max(initial=0)) + 1
-    sorted_codes = code[np.argsort(keys.partition * base + code)]
-    counts = np.bincount(keys.partition, minlength=num_partitions)
+    sorted_codes = code[np.argsort(partition * base + code)]
+    counts = np.bincount(partition, minlength=num_partitions)
     starts = np.cumsum(counts) - counts
     of_partition = np.zeros(num_partitions, np.int64)
     codes: list[tuple[int, ...]] = []

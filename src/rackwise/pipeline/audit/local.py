@@ -41,6 +41,8 @@ from rackwise.pipeline.audit._local_cluster import (
     spread_of,
     sums_by,
 )
+from rackwise.pipeline.audit.domain_loss import RULE_EXPOSURE, RULE_NOW, rule_figures, rule_rows
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.audit.tree import (
     BROKER_LEVEL,
     LOG_DIR_LEVEL,
@@ -72,6 +74,7 @@ SCHEMAS: Final = {
                 )
             ],
             ("spread_violations_by_level", pa.map_(pa.string(), pa.int64())),
+            *[(name, pa.int64()) for name in RULE_NOW],
         ]
     ),
     "spread_violations": pa.schema(
@@ -97,6 +100,7 @@ SCHEMAS: Final = {
             ("partitions", pa.int64()),
             ("offline_if_lost", pa.int64()),
             ("under_min_isr_if_lost", pa.int64()),
+            *[(name, pa.int64()) for name in RULE_EXPOSURE],
         ]
     ),
     "load": pa.schema(
@@ -132,9 +136,13 @@ _SKEW_METRICS: Final = ("replicas", "leaders", "bytes", "utilisation")
 
 
 def audit_tables(
-    tables: LocalTables, min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS
+    tables: LocalTables,
+    min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS,
+    rules: DomainRules = DEFAULT_RULES,
 ) -> dict[str, pa.Table]:
-    """Audit every cluster of ``tables``: the tables of ``RESULT_TABLES`` by name."""
+    """Audit every cluster of ``tables``: the tables of ``RESULT_TABLES`` by name; ``rules``
+    are the topics' ``min.insync.racks`` and ``leaders.preference``
+    (:mod:`rackwise.pipeline.audit.domain_loss`)."""
     if min_insync_replicas < 1:
         raise IllegalArgumentException(
             f"min.insync.replicas must be at least 1, got {min_insync_replicas}"
@@ -150,11 +158,28 @@ def audit_tables(
         dirs_of[row[1]].append(row)
     slices = dict(cluster_slices(tables.replicas))
     empty = tables.replicas.slice(0, 0)
+    broker_dirs: dict[str, pa.Table] = {}
+    if not rules.is_trivial:
+        joined = tables.brokers.join(
+            tables.log_dirs, keys=["cluster_id", "broker_id"], join_type="left outer"
+        )
+        broker_dirs = dict(cluster_slices(joined))
     for cid, key in keys.items():
         nodes, leaves = tree_rows(key, cid, per_cluster[cid])
         meta = meta_rows({cid: key}, nodes, leaves, dirs_of[cid])[0]
         cluster = _ClusterAudit(cid, nodes, leaves, dirs_of[cid], min_insync_replicas)
-        cluster.run(slices.get(cid, empty), meta, rows)
+        start = len(rows["exposure"])
+        mine = slices.get(cid, empty)
+        cluster.run(mine, meta, rows)
+        found = (
+            {}
+            if rules.is_trivial
+            else rule_figures(rule_rows(cid, mine, broker_dirs[cid], rules, min_insync_replicas))
+        )
+        for exposed in rows["exposure"][start:]:
+            figures = found.get((exposed["level"], exposed["domain"]), (0, 0))
+            exposed.update(zip(RULE_EXPOSURE, figures, strict=True))
+        rows["clusters"][-1].update(zip(RULE_NOW, found.get(("cluster", "/"), (0, 0)), strict=True))
     return {name: _table(name, rows[name]) for name in RESULT_TABLES}
 
 
@@ -193,7 +218,7 @@ class _ClusterAudit:
             live = tuple(c >> 1 for c in code if not c & 1)
             rack_exposure(self.tree, live, weight, self.min_isr, racks)
         domains = self._domains(keys, width, racks)
-        out["exposure"] += [{k: d[k] for k in SCHEMAS["exposure"].names} for d in domains]
+        out["exposure"] += [{k: d.get(k, 0) for k in SCHEMAS["exposure"].names} for d in domains]
         load = [{k: d[k] for k in SCHEMAS["load"].names} for d in domains]
         out["load"] += load
         out["skew"] += _skew_rows(self.cid, load)

@@ -84,7 +84,9 @@ from rackwise.pipeline.audit._replicas import (
     partition_table,
     replica_aggregates,
 )
+from rackwise.pipeline.audit._rules_spark import rule_frame, with_rule_clusters, with_rule_exposure
 from rackwise.pipeline.audit._spread import spread_rows, violating_signatures
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.audit.summary import DEFAULT_MAX_DOMAINS, summary_from_frames
 from rackwise.pipeline.audit.tree import DomainTables, domain_tables
 
@@ -192,6 +194,7 @@ class PreparedAudit:
     small: DomainTables
     replicas: DataFrame
     aggregates: DataFrame
+    tables: AuditInput
 
 
 def prepare_audit(tables: AuditInput) -> PreparedAudit:
@@ -199,7 +202,7 @@ def prepare_audit(tables: AuditInput) -> PreparedAudit:
     integer-keyed replicas and their one aggregation."""
     small = domain_tables(tables.brokers, tables.log_dirs)
     enriched = enrich_replicas(tables.replicas, small.broker_leaves, small.log_dir_keys)
-    return PreparedAudit(small, enriched, replica_aggregates(enriched))
+    return PreparedAudit(small, enriched, replica_aggregates(enriched), tables)
 
 
 def _lazy(stage: str, frame: DataFrame) -> DataFrame:
@@ -212,6 +215,7 @@ def assemble_audit(
     min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS,
     *,
     materialize: Materialize | None = None,
+    rules: DomainRules = DEFAULT_RULES,
 ) -> AuditResult:
     """Every output of the audit from ``prepared``.
 
@@ -221,8 +225,10 @@ def assemble_audit(
     aggregation of the replicas), ``placements`` (the second pass: placements, fragile
     partitions' brokers, load), then, only when that pass met partitions of more than three
     replicas, ``partitions`` (completing them needs a second read of the replicas) and
-    ``placements`` again; ``spread`` (the violating placements), ``domains``. The outputs
-    themselves are small lazy plans over those.
+    ``placements`` again; ``spread`` (the violating placements), ``domains``, and ``rules``
+    (the topics' ``min.insync.racks`` and ``leaders.preference`` per domain, one Arrow call
+    per cluster: :mod:`rackwise.pipeline.audit.domain_loss`) unless no topic has such a rule.
+    The outputs themselves are small lazy plans over those.
     """
     if min_insync_replicas < 1:
         raise IllegalArgumentException(
@@ -255,13 +261,21 @@ def assemble_audit(
         ),
     )
     keys = small.cluster_keys
+    raw = prepared.tables
+    by_rule = None
+    if not rules.is_trivial:
+        by_rule = done(
+            "rules",
+            rule_frame(raw.replicas, raw.brokers, raw.log_dirs, rules, min_insync_replicas),
+        )
     clusters = cluster_rows(signatures, bad, small.cluster_meta, min_insync_replicas)
+    clusters = with_rule_clusters(clusters, by_rule)
     load = load_rows(domains)
     return AuditResult(
         min_insync_replicas=min_insync_replicas,
         clusters=clusters,
         spread_violations=spread_rows(parts, bad, keys),
-        exposure=named(exposure_rows(domains), keys),
+        exposure=with_rule_exposure(named(exposure_rows(domains), keys), by_rule),
         load=named(load, keys),
         skew=named(skew_rows(load), keys),
         aggregates=aggregates,
@@ -285,6 +299,7 @@ def audit_tables(
     min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS,
     *,
     materialize: Materialize | None = local_checkpoint,
+    rules: DomainRules = DEFAULT_RULES,
 ) -> AuditResult:
     """Audit every cluster in ``tables`` (validated brokers, log_dirs and replicas tables).
 
@@ -300,7 +315,9 @@ def audit_tables(
         raise IllegalArgumentException(
             f"min.insync.replicas must be at least 1, got {min_insync_replicas}"
         )
-    return assemble_audit(prepare_audit(tables), min_insync_replicas, materialize=materialize)
+    return assemble_audit(
+        prepare_audit(tables), min_insync_replicas, materialize=materialize, rules=rules
+    )
 
 
 def summarize(result: AuditResult, max_domains: int = DEFAULT_MAX_DOMAINS) -> dict[str, Any]:

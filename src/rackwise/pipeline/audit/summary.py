@@ -17,7 +17,14 @@ import pandas as pd
 
 from rackwise.pipeline.audit.tree import BROKER_LEVEL, LOG_DIR_LEVEL
 
-EXPOSURE_KINDS: Final = ("offline_if_lost", "under_min_isr_if_lost")
+EXPOSURE_KINDS: Final = (
+    "offline_if_lost",
+    "under_min_isr_if_lost",
+    "below_min_insync_racks_if_lost",
+    "leaders_leave_preference_if_lost",
+)
+REFUSING_KINDS: Final = EXPOSURE_KINDS[:3]
+"""The disjoint counts whose sum is a domain's partitions refusing acks=all writes if lost."""
 DEFAULT_MAX_DOMAINS: Final = 10
 WORST_CLUSTERS: Final = 20
 _DIGITS: Final = 4
@@ -32,6 +39,8 @@ _COUNTS: Final = (
     "under_min_isr_now",
     "partitions_with_spread_violations",
     "spread_violations",
+    "below_min_insync_racks_now",
+    "leaders_outside_preference",
 )
 
 
@@ -104,6 +113,42 @@ def _add_exposure(out: dict[str, Any], exposure: pd.DataFrame, max_domains: int)
         entry[f"max_{kind}"] = max(entry[f"max_{kind}"], count)
 
 
+def worst_domain(entry: dict[str, Any], exposure: pd.DataFrame) -> dict[str, Any] | None:
+    """The cluster's worst single domain (``exposure``: its rows): the most partitions that
+    would refuse acks=all writes if it were lost (offline, under min ISR or below
+    min.insync.racks), then the most offline, then the most under min ISR; a tie goes to the
+    higher level (a data centre before its racks), then to the name. ``None`` when no domain's
+    loss would refuse a write."""
+    if exposure.empty:
+        return None
+    refusing = sum(exposure[k] for k in REFUSING_KINDS)
+    if int(refusing.max()) == 0:
+        return None
+    levels = [*entry["rack_levels"], BROKER_LEVEL, LOG_DIR_LEVEL]
+    ranked = exposure.assign(
+        _refusing=refusing, _depth=exposure["level"].map({n: i for i, n in enumerate(levels)})
+    ).sort_values(
+        ["_refusing", "offline_if_lost", "under_min_isr_if_lost", "_depth", "domain"],
+        ascending=[False, False, False, True, True],
+    )
+    row = ranked.iloc[0]
+    out: dict[str, Any] = {"level": str(row["level"]), "domain": str(row["domain"])}
+    out["refusing_writes_if_lost"] = int(row["_refusing"])
+    out.update({k: int(row[k]) for k in EXPOSURE_KINDS})
+    return out
+
+
+def _add_worst(out: dict[str, Any], exposure: pd.DataFrame) -> None:
+    for entry in out.values():
+        entry["worst_domain"] = None
+    if exposure.empty:
+        return
+    for cluster_id, rows in exposure.groupby("cluster_id", sort=False):
+        entry = out.get(str(cluster_id))
+        if entry is not None:
+            entry["worst_domain"] = worst_domain(entry, rows)
+
+
 def _add_skew(out: dict[str, Any], skew: pd.DataFrame) -> None:
     for row in skew.to_dict("records"):
         figures = {k: _number(row[k]) for k in ("min", "max", "mean", "max_over_mean")}
@@ -113,7 +158,15 @@ def _add_skew(out: dict[str, Any], skew: pd.DataFrame) -> None:
 
 def _fleet(clusters: dict[str, dict[str, Any]]) -> dict[str, Any]:
     fleet: dict[str, Any] = {"clusters": len(clusters)}
-    for name in ("brokers", "partitions", "replicas", "offline_now", "under_min_isr_now"):
+    for name in (
+        "brokers",
+        "partitions",
+        "replicas",
+        "offline_now",
+        "under_min_isr_now",
+        "below_min_insync_racks_now",
+        "leaders_outside_preference",
+    ):
         fleet[name] = sum(int(c[name]) for c in clusters.values())
     fleet["partitions_with_spread_violations"] = sum(
         int(c["partitions_with_spread_violations"]) for c in clusters.values()
@@ -153,6 +206,7 @@ def summary_from_frames(
     """
     entries = _cluster_entries(clusters, min_insync_replicas)
     _add_exposure(entries, exposure, max_domains)
+    _add_worst(entries, exposure)
     _add_skew(entries, skew)
     return {
         "min_insync_replicas": min_insync_replicas,

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from rackwise.pipeline.audit.rules import DomainRules
     from rackwise.pipeline.engines.outputs import StageCallback
     from rackwise.pipeline.ingest.json_input import JsonColumns
     from rackwise.pipeline.ingest.source import InputSource
@@ -53,7 +54,12 @@ class Engine(Protocol):
     def count(self, tables: Any) -> tuple[int, int]: ...
     def write_rejected(self, tables: Any, out: Path) -> int: ...
     def audit(
-        self, tables: Any, out: Path, min_insync_replicas: int, on_stage: StageCallback
+        self,
+        tables: Any,
+        out: Path,
+        min_insync_replicas: int,
+        on_stage: StageCallback,
+        rules: DomainRules = ...,
     ) -> dict[str, Any]: ...
     def plan(
         self,
@@ -63,6 +69,7 @@ class Engine(Protocol):
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        rules: DomainRules = ...,
         drain: tuple[str, ...] = (),
     ) -> dict[str, Any]: ...
 

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from rackwise.common import IllegalArgumentException
 from rackwise.pipeline.audit import DEFAULT_MIN_INSYNC_REPLICAS, RESULT_TABLES
 from rackwise.pipeline.audit.local import audit_tables
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.engines.outputs import (
     AUDIT_DIR,
     REJECTED_DIR,
@@ -77,6 +78,7 @@ def run_audit(
     *,
     on_stage: StageCallback | None = None,
     report: bool = True,
+    rules: DomainRules = DEFAULT_RULES,
 ) -> dict[str, Any]:
     """Audit ``tables``, write ``OUT/audit/*``, ``OUT/summary.json`` and (with ``report``)
     ``OUT/report.html``; return the summary. ``on_stage`` hears ``tables`` (computing and
@@ -84,7 +86,7 @@ def run_audit(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(on_stage)
-    computed = audit_tables(tables, min_insync_replicas)
+    computed = audit_tables(tables, min_insync_replicas, rules)
     for name in RESULT_TABLES:
         _write(computed[name], out / AUDIT_DIR / name)
     stages.done("tables")
@@ -102,6 +104,7 @@ def run_plan(
     min_insync_replicas: int = DEFAULT_MIN_INSYNC_REPLICAS,
     *,
     on_stage: StageCallback | None = None,
+    rules: DomainRules = DEFAULT_RULES,
     drain: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Plan every cluster of ``tables`` (emptying the log directories ``drain`` names) and
@@ -114,12 +117,14 @@ def run_plan(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(on_stage)
-    rows = plan_rows(tables, strategy, drain=drain)  # type: ignore[arg-type]
+    rows = plan_rows(tables, strategy, rules=rules, drain=drain)  # type: ignore[arg-type]
     if rows is not None:
         pq.write_to_dataset(rows, out / ROWS_DIR, partition_cols=["kind"])
     stages.done("balance")
     audit_stage = None if on_stage is None else _prefixed(on_stage, "audit ")
-    before = run_audit(tables, out, min_insync_replicas, on_stage=audit_stage, report=False)
+    before = run_audit(
+        tables, out, min_insync_replicas, on_stage=audit_stage, report=False, rules=rules
+    )
     stages.restart()
     return finish_plan(
         out,
@@ -169,9 +174,14 @@ class LocalEngine:
         return write_rejected(tables, out)
 
     def audit(
-        self, tables: LocalTables, out: Path, min_insync_replicas: int, on_stage: StageCallback
+        self,
+        tables: LocalTables,
+        out: Path,
+        min_insync_replicas: int,
+        on_stage: StageCallback,
+        rules: DomainRules = DEFAULT_RULES,
     ) -> dict[str, Any]:
-        return run_audit(tables, out, min_insync_replicas, on_stage=on_stage)
+        return run_audit(tables, out, min_insync_replicas, on_stage=on_stage, rules=rules)
 
     def plan(
         self,
@@ -181,9 +191,16 @@ class LocalEngine:
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        rules: DomainRules = DEFAULT_RULES,
         drain: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         return run_plan(
-            tables, out, strategy, throttle_bytes_per_s, min_insync_replicas, on_stage=on_stage,
+            tables,
+            out,
+            strategy,
+            throttle_bytes_per_s,
+            min_insync_replicas,
+            on_stage=on_stage,
+            rules=rules,
             drain=drain,
-        )  # fmt: skip
+        )

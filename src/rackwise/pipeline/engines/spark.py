@@ -25,6 +25,7 @@ from pyspark.sql import functions as F  # noqa: N812
 
 from rackwise.common import IllegalArgumentException
 from rackwise.pipeline.audit import DEFAULT_MIN_INSYNC_REPLICAS, RESULT_TABLES, TABLE_ORDER
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.audit.spark import (
     AuditInput,
     assemble_audit,
@@ -94,13 +95,16 @@ def run_audit(
     *,
     on_stage: StageCallback | None = None,
     report: bool = True,
+    rules: DomainRules = DEFAULT_RULES,
 ) -> dict[str, Any]:
     """Audit ``tables``, write ``OUT/audit/*``, ``OUT/summary.json`` and (with ``report``)
     ``OUT/report.html``; return the summary. ``on_stage`` hears each stage's wall time:
     ``tree`` (the small tables), ``read`` (the one pass over the replicas), ``placements``
     (the second pass), then ``partitions`` and ``placements`` again only for partitions of
     over three replicas, ``spread`` (the violating placements), ``domains`` (exposure and
-    load), ``tables`` (computing and writing the outputs), ``summary``, ``report``.
+    load), ``rules`` (``min.insync.racks`` and ``leaders.preference``, when some topic has
+    such a rule), ``tables``
+    (computing and writing the outputs), ``summary``, ``report``.
 
     A partition of more than three replicas makes the job read the replicas a second time
     (see :mod:`rackwise.pipeline.audit._replicas`); without any, they are read once.
@@ -119,7 +123,7 @@ def run_audit(
         return done
 
     try:
-        result = assemble_audit(prepared, min_insync_replicas, materialize=checkpoint)
+        result = assemble_audit(prepared, min_insync_replicas, materialize=checkpoint, rules=rules)
         stages.begin("tables")
         for name in RESULT_TABLES:
             _write_table(result.table(name), name, out)
@@ -143,6 +147,7 @@ def run_plan(
     *,
     on_stage: StageCallback | None = None,
     rejected: dict[str, int] | None = None,
+    rules: DomainRules = DEFAULT_RULES,
     drain: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Plan every cluster of ``tables``, write the outputs (:mod:`rackwise.pipeline.plan`)
@@ -160,11 +165,13 @@ def run_plan(
     stages = Stages(on_stage)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = plan_rows(tables, strategy, drain=drain)  # type: ignore[arg-type]
+    rows = plan_rows(tables, strategy, rules=rules, drain=drain)  # type: ignore[arg-type]
     rows.write.mode("overwrite").partitionBy("kind").parquet(str(out / ROWS_DIR))
     stages.done("balance")
     audit_stage = None if on_stage is None else _prefixed(on_stage, "audit ")
-    before = run_audit(spark, tables, out, min_insync_replicas, on_stage=audit_stage, report=False)
+    before = run_audit(
+        spark, tables, out, min_insync_replicas, on_stage=audit_stage, report=False, rules=rules
+    )
     stages.restart()
     return finish_plan(
         out,
@@ -211,9 +218,16 @@ class SparkEngine:
         return write_rejected(tables, out)
 
     def audit(
-        self, tables: ClusterTables, out: Path, min_insync_replicas: int, on_stage: StageCallback
+        self,
+        tables: ClusterTables,
+        out: Path,
+        min_insync_replicas: int,
+        on_stage: StageCallback,
+        rules: DomainRules = DEFAULT_RULES,
     ) -> dict[str, Any]:
-        return run_audit(self.spark, tables, out, min_insync_replicas, on_stage=on_stage)
+        return run_audit(
+            self.spark, tables, out, min_insync_replicas, on_stage=on_stage, rules=rules
+        )
 
     def plan(
         self,
@@ -223,6 +237,7 @@ class SparkEngine:
         throttle_bytes_per_s: int | None,
         min_insync_replicas: int,
         on_stage: StageCallback,
+        rules: DomainRules = DEFAULT_RULES,
         drain: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         return run_plan(
@@ -234,5 +249,6 @@ class SparkEngine:
             min_insync_replicas,
             on_stage=on_stage,
             rejected=rejected_by_cluster(out),
+            rules=rules,
             drain=drain,
         )

@@ -79,6 +79,8 @@ class JsonColumns:
     replicas: pa.Table
     reported_dirs: list[tuple[object, ...]]
     rejects: Rejects
+    topic_configs: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    """``(cluster_id, topic, key, value)`` rows of a live cluster's topic configs."""
 
 
 def read_brokers(path: Path, cluster_id: str, rejects: Rejects) -> list[tuple[object, ...]]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Final
 
 import numpy as np
@@ -55,6 +56,7 @@ from rackwise.balance import (
 )
 from rackwise.common import RackwiseError
 from rackwise.formats import format_reassignment
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 
 PLAN_ROWS_DDL: Final = (
     "cluster_id string, kind string, topic string, partition int, replica_index int, "
@@ -325,14 +327,23 @@ def _unplanned(cluster_id: str, replicas: pa.Table, error: str) -> pa.Table:
 
 
 def plan_group(
-    strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
+    strategy: Strategy,
+    seed: int = 0,
+    rules: DomainRules = DEFAULT_RULES,
+    drain: tuple[str, ...] = (),
 ) -> Callable[[tuple[Any, ...], pa.Table, pa.Table], pa.Table]:
-    """The cogrouped function: ``(key, replicas, broker_dirs) -> rows`` for one cluster."""
+    """The cogrouped function: ``(key, replicas, broker_dirs) -> rows`` for one cluster; its
+    topics' ``leaders.preference`` (``rules``) decides where the planner puts their leaders
+    (:func:`rackwise.balance.plan_cluster`: the first replica in the most preferred domain
+    holding one, after the leader goal)."""
 
     def run(key: tuple[Any, ...], replicas: pa.Table, brokers: pa.Table) -> pa.Table:
         cluster_id = str(key[0].as_py() if hasattr(key[0], "as_py") else key[0])
         try:
             cluster = cluster_input(replicas, brokers, drain)
+            preferences = rules.preferences(cluster_id, cluster.replicas.topic_names)
+            if preferences:
+                cluster = replace(cluster, leaders_preferences=preferences)
             plan = plan_cluster(cluster, strategy, clock=time.perf_counter, seed=seed)
         except RackwiseError as exc:
             return _unplanned(cluster_id, replicas, str(exc))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rackwise.balance import Strategy
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.ingest.local import LocalTables, cluster_slices
 from rackwise.pipeline.plan.group import BROKER_DIR_COLUMNS, plan_group
 from rackwise.pipeline.plan.spark import check_strategy
@@ -25,7 +26,11 @@ def broker_dirs(tables: LocalTables) -> pa.Table:
 
 
 def plan_rows(
-    tables: LocalTables, strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
+    tables: LocalTables,
+    strategy: Strategy,
+    seed: int = 0,
+    rules: DomainRules = DEFAULT_RULES,
+    drain: tuple[str, ...] = (),
 ) -> pa.Table | None:
     """Every cluster planned (clusters in id order): the rows of
     :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`, or ``None`` for an input without any
@@ -33,7 +38,7 @@ def plan_rows(
     check_strategy(strategy)
     replicas = dict(cluster_slices(tables.replicas))
     brokers = dict(cluster_slices(broker_dirs(tables)))
-    run = plan_group(strategy, seed, drain)
+    run = plan_group(strategy, seed, rules, drain)
     parts = []
     for cluster_id in sorted(set(replicas) | set(brokers)):
         mine = replicas.get(cluster_id, tables.replicas.slice(0, 0))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from rackwise.balance import STRATEGIES, Strategy
 from rackwise.common import IllegalArgumentException
 from rackwise.pipeline import schema
+from rackwise.pipeline.audit.rules import DEFAULT_RULES, DomainRules
 from rackwise.pipeline.plan.group import BROKER_DIR_COLUMNS, PLAN_ROWS_DDL, plan_group
 
 if TYPE_CHECKING:
@@ -32,7 +33,11 @@ def check_strategy(strategy: str) -> None:
 
 
 def plan_rows(
-    tables: ClusterTables, strategy: Strategy, seed: int = 0, drain: tuple[str, ...] = ()
+    tables: ClusterTables,
+    strategy: Strategy,
+    seed: int = 0,
+    rules: DomainRules = DEFAULT_RULES,
+    drain: tuple[str, ...] = (),
 ) -> DataFrame:
     """Every cluster planned: the rows of :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`."""
     check_strategy(strategy)
@@ -45,5 +50,5 @@ def plan_rows(
     return (
         replicas.groupBy("cluster_id")
         .cogroup(broker_dirs.select(*BROKER_DIR_COLUMNS).groupBy("cluster_id"))
-        .applyInArrow(plan_group(strategy, seed, drain), schema=PLAN_ROWS_DDL)
+        .applyInArrow(plan_group(strategy, seed, rules, drain), schema=PLAN_ROWS_DDL)
     )

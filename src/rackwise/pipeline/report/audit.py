@@ -72,6 +72,14 @@ def _risk_card(figures: Mapping[str, Any], key: str, label: str) -> Card:
     return Card(format_count(value), label, is_bad=value > 0, is_good=value == 0)
 
 
+def _worst_card(worst: Mapping[str, Any] | None) -> Card:
+    if not worst:
+        return Card("none", "worst single domain", is_good=True)
+    refusing = int(worst.get("refusing_writes_if_lost", 0))
+    detail = f"{refusing:,} partitions would refuse acks=all writes"
+    return Card(str(worst.get("domain", "")), "worst single domain", detail=detail, is_bad=True)
+
+
 def fleet_section(
     summary: Mapping[str, Any],
     order: Sequence[str],
@@ -165,6 +173,9 @@ def _cluster_cards(figures: Mapping[str, Any]) -> str:
             _risk_card(
                 figures, "max_under_min_isr_if_lost", "most under min ISR if one domain fails"
             ),
+            _worst_card(figures.get("worst_domain")),
+            _risk_card(figures, "below_min_insync_racks_now", "below min.insync.racks now"),
+            _risk_card(figures, "leaders_outside_preference", "leaders outside their preference"),
         ]
     )
 

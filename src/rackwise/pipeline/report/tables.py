@@ -39,29 +39,42 @@ METRIC_NAMES: Final = {
 }
 
 
+_EXPOSURE_COUNTS: Final = (
+    "offline_if_lost",
+    "under_min_isr_if_lost",
+    "below_min_insync_racks_if_lost",
+    "leaders_leave_preference_if_lost",
+)
+
+
 def exposure_table(exposure: pd.DataFrame) -> str:
     if exposure.empty:
         return "<p>No domain.</p>"
-    hit = exposure[(exposure["offline_if_lost"] > 0) | (exposure["under_min_isr_if_lost"] > 0)]
+    counts = [c for c in _EXPOSURE_COUNTS if c in exposure.columns]
+    hit = exposure[(exposure[counts] > 0).any(axis=1)]
     if hit.empty:
         return (
             "<p>No single failure of a data centre, rack, broker or log directory takes a "
-            "partition offline or under min ISR.</p>"
+            "partition offline or under min ISR, below min.insync.racks or out of its "
+            "leaders.preference.</p>"
         )
-    hit = hit.sort_values(
-        ["offline_if_lost", "under_min_isr_if_lost", "domain"], ascending=[False, False, True]
-    )
+    hit = hit.sort_values([*counts, "domain"], ascending=[*[False] * len(counts), True])
     rows = [
         (
             load.level_name(r.level),
             r.domain,
             int(r.partitions),
-            int(r.offline_if_lost),
-            int(r.under_min_isr_if_lost),
+            *[int(getattr(r, c)) for c in counts],
         )
         for r in hit.head(EXPOSURE_ROWS).itertuples()
     ]
-    header = ("level", "if this fails", "partitions in it", "go offline", "fall under min ISR")
+    labels = {
+        "offline_if_lost": "go offline",
+        "under_min_isr_if_lost": "fall under min ISR",
+        "below_min_insync_racks_if_lost": "fall below min.insync.racks",
+        "leaders_leave_preference_if_lost": "leaders leave their preference",
+    }
+    header = ("level", "if this fails", "partitions in it", *[labels[c] for c in counts])
     more = len(hit) - len(rows)
     tail = note(f"{more:,} more exposed domains in audit/exposure.") if more > 0 else ""
     return table(rows, header, names=2, bad_rows=[r[3] > 0 for r in rows]) + tail
