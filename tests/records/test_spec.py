@@ -25,6 +25,8 @@ KAFKA_API_KEYS = {
     "ProducerIdsRecord": 15,
     "BrokerRegistrationChangeRecord": 17,
     "NoOpRecord": 20,
+    "UserScramCredentialRecord": 11,
+    "RemoveUserScramCredentialRecord": 22,
 }
 
 

@@ -46,7 +46,7 @@ from rackwise.coordinator import group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection, NoResponse
-from rackwise.node import acl_apis
+from rackwise.node import acl_apis, scram_apis
 from rackwise.protocol import ApiKey, Request, Response
 from rackwise.replica.manager import ReplicaManager
 
@@ -165,6 +165,9 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.DESCRIBE_ACLS: _body_only(acl_apis.describe_acls),
     ApiKey.CREATE_ACLS: _body_only(acl_apis.create_acls),
     ApiKey.DELETE_ACLS: _body_only(acl_apis.delete_acls),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Entry(
+        lambda apis, request: scram_apis.describe(request.body, apis.image().scram_credentials)
+    ),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(_alter_configs),
 }

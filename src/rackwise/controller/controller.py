@@ -58,6 +58,7 @@ from typing import Any, Final, Protocol
 from rackwise.common import JavaRandom
 from rackwise.common.collector import paused_gc
 from rackwise.common.errors import PolicyViolationException, RackwiseError
+from rackwise.controller import scram
 from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
@@ -355,6 +356,13 @@ class Controller:
             raise PolicyViolationException("Unable to perform excessively large batch operation.")
         if not validate_only:
             self._commit([records])
+
+    def alter_user_scram_credentials(self, request: scram.AlterScram) -> list[scram.UserResult]:
+        """AlterUserScramCredentials (:mod:`rackwise.controller.scram`), in one batch."""
+        records: list[Any] = []
+        results = scram.alter_user_scram_credentials(self.image, *request, records)
+        self._user_write(records)
+        return results
 
     # ---- brokers ---------------------------------------------------------------------------
 

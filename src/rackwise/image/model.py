@@ -39,6 +39,7 @@ from rackwise.records.metadata import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
+    UserScramCredentialRecord,
 )
 
 BrokerRegistration = RegisterBrokerRecord
@@ -97,6 +98,11 @@ class MetadataImage:
     """The first producer id of the next block the controller hands out;
     :data:`~rackwise.records.constants.NO_NEXT_PRODUCER_ID` before the first (which starts
     at 0)."""
+    scram_credentials: Mapping[tuple[str, int], UserScramCredentialRecord] = field(
+        default_factory=_empty
+    )
+    """Users' SCRAM credentials by (user name, mechanism type), as the records that would
+    recreate them: salts and keys, never a password (Kafka's ``ScramImage``)."""
 
     @property
     def num_partitions(self) -> int:
@@ -120,7 +126,8 @@ class MetadataImage:
         """The image as records, in the order a snapshot holds them (Kafka's): features
         (``metadata.version`` first), brokers by id, each topic by name followed by its
         partitions by id, configs by resource and key, then the next producer id block's start
-        (a ProducerIdsRecord of no broker, once a block has been handed out)."""
+        (a ProducerIdsRecord of no broker, once a block has been handed out), then the users'
+        SCRAM credentials by user and mechanism."""
         records: list[Any] = []
         for name in sorted(self.features, key=lambda n: (n != METADATA_VERSION_FEATURE, n)):
             records.append(FeatureLevelRecord(name=name, feature_level=self.features[name]))
@@ -149,4 +156,5 @@ class MetadataImage:
                     next_producer_id=self.next_producer_id,
                 )
             )
+        records.extend(self.scram_credentials[key] for key in sorted(self.scram_credentials))
         return records

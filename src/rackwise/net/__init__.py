@@ -44,6 +44,13 @@ Frames (:mod:`~rackwise.net.frames`)
     ``asyncio.BufferedProtocol``: a large frame is read from the socket straight into the
     buffer it is decoded from, with at most 64 KiB read ahead of its owner.
 
+SASL (:mod:`~rackwise.net.sasl`, :mod:`~rackwise.net.sasl_client`)
+    ``start_server(..., sasl=SaslServerConfig(mechanisms=("SCRAM-SHA-512",), scram_lookup=f))``
+    makes a SASL listener: a connection must authenticate (SaslHandshake, SaslAuthenticate)
+    before its requests reach the handler, and :func:`current_connection` then names its
+    principal. ``set_login(SaslLogin(mechanism, user, password))`` makes this process's own
+    connections log in wherever they connect (or at one address).
+
 Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """
@@ -60,6 +67,7 @@ from rackwise.net.errors import (
     DisconnectException,
     NetworkException,
     RequestTimedOutException,
+    SaslAuthenticationFailed,
 )
 from rackwise.net.io_thread import ArrivalHook, ThreadedKafkaServer, start_threaded_server
 from rackwise.net.limits import (
@@ -70,6 +78,8 @@ from rackwise.net.limits import (
     ServerLimits,
 )
 from rackwise.net.pipelining import NO_RESPONSE, Handler, NoResponse, let_next_request_in
+from rackwise.net.sasl import SaslServerConfig
+from rackwise.net.sasl_client import SaslLogin, SaslLoginFailed, set_login
 from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
 
 __all__ = [
@@ -92,10 +102,15 @@ __all__ = [
     "NetworkException",
     "NoResponse",
     "RequestTimedOutException",
+    "SaslAuthenticationFailed",
+    "SaslLogin",
+    "SaslLoginFailed",
+    "SaslServerConfig",
     "ServerLimits",
     "ThreadedKafkaServer",
     "current_connection",
     "let_next_request_in",
+    "set_login",
     "start_server",
     "start_threaded_server",
 ]

@@ -45,6 +45,7 @@ from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.net.framing import OFF_LOOP_BYTES
+from rackwise.net.sasl_client import SaslLogin, authenticate, login_for
 from rackwise.protocol import (
     ApiKey,
     FetchAnswer,
@@ -129,13 +130,30 @@ class KafkaConnection:
             raise DisconnectException(
                 f"Connection to {host}:{port} failed: {e.strerror or e}"
             ) from None
-        return cls(
+        connection = cls(
             stream,
             address=(host, port),
             client_id=client_id,
             request_timeout_s=request_timeout_s,
             max_response_bytes=max_response_bytes,
         )
+        login = login_for(host, port)
+        if login is not None:  # this process logs in wherever it connects (sasl_client)
+            try:
+                await asyncio.wait_for(connection._login(login), timeout_s)
+            except TimeoutError:
+                await connection.close()
+                raise RequestTimedOutException(
+                    f"Authentication with {host}:{port} timed out after {timeout_s:g} s"
+                ) from None
+            except BaseException:
+                await connection.close()
+                raise
+        return connection
+
+    async def _login(self, login: SaslLogin) -> None:
+        await self.negotiate_versions()
+        await authenticate(self, login)
 
     # ---- state ---------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from rackwise.net.admission import Admission, ClientState, enter_connection
 from rackwise.net.frames import FrameStream
 from rackwise.net.limits import MemoryPool, ServerLimits
 from rackwise.net.pipelining import Handler, RequestPipeline
+from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.sockets import listen
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener
 
@@ -74,6 +75,7 @@ class KafkaServer:
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         name: str | None = None,
         limits: ServerLimits | None = None,
+        sasl: SaslServerConfig | None = None,
     ) -> None:
         self.handler = handler
         self.listener = listener
@@ -84,7 +86,10 @@ class KafkaServer:
         self.limits = limits or ServerLimits()
         self.pool = MemoryPool(self.limits.queued_max_request_bytes)
         self._admission = Admission(self.name, self.limits, self._connection)
-        self._pipeline = RequestPipeline(handler, listener, self.name, self.pool, max_request_bytes)
+        self.sasl = sasl
+        self._pipeline = RequestPipeline(
+            handler, listener, self.name, self.pool, max_request_bytes, sasl
+        )
         self._sockets: list[socket.socket] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = asyncio.Event()
@@ -183,6 +188,7 @@ async def start_server(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     name: str | None = None,
     limits: ServerLimits | None = None,
+    sasl: SaslServerConfig | None = None,
 ) -> KafkaServer:
     """A started :class:`KafkaServer` (see there)."""
     server = KafkaServer(
@@ -193,6 +199,7 @@ async def start_server(
         max_request_bytes=max_request_bytes,
         name=name,
         limits=limits,
+        sasl=sasl,
     )
     await server.start()
     return server
