@@ -112,6 +112,7 @@ from rackwise.net import CloseConnection, ThreadedKafkaServer, start_threaded_se
 from rackwise.node.addresses import Endpoint
 from rackwise.node.config import NodeConfig
 from rackwise.node.properties_file import ConfigException
+from rackwise.node.tls_setup import client_tls, listener_security
 from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
 from rackwise.raft.config import quorum_config
 
@@ -216,6 +217,7 @@ class ControllerNode:
             voter_addresses(self.config.voters),
             cluster_id=self.config.cluster_id,
             request_timeout_ms=self.quorum_config.request_timeout_ms,
+            tls=client_tls(self.config, self.config.controller_endpoint.listener_name),
         )
         await self.driver.start()
         await self._start_server()
@@ -234,6 +236,7 @@ class ControllerNode:
             limits=self.config.server_limits(),
             on_arrival=self._note_arrival,
             answer_on_io=self._answer_on_io,
+            security=listener_security(self.config, endpoint.listener_name),
         )
 
     @property

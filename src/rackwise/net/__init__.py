@@ -44,11 +44,19 @@ Frames (:mod:`~rackwise.net.frames`)
     ``asyncio.BufferedProtocol``: a large frame is read from the socket straight into the
     buffer it is decoded from, with at most 64 KiB read ahead of its owner.
 
+Security (:mod:`~rackwise.net.tls`)
+    ``security=ListenerSecurity(listener_name, security_protocol, tls=context)`` gives a
+    server its listener's name and protocol, which each :class:`ClientConnection` carries
+    (:func:`request_listener` tells a handler which listener its request came on); with a TLS
+    context the listener handshakes first, bounded in time, and names the peer's principal
+    from its certificate. ``KafkaConnection.connect(..., tls=context)`` connects over TLS;
+    :func:`use_client_tls` sets the context of every connection a command opens.
+
 Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """
 
-from rackwise.net.admission import ClientConnection, current_connection
+from rackwise.net.admission import ClientConnection, current_connection, request_listener
 from rackwise.net.client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_REQUEST_TIMEOUT_S,
@@ -71,6 +79,7 @@ from rackwise.net.limits import (
 )
 from rackwise.net.pipelining import NO_RESPONSE, Handler, NoResponse, let_next_request_in
 from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
+from rackwise.net.tls import ListenerSecurity, TlsConfigError, client_tls, use_client_tls
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
@@ -89,13 +98,18 @@ __all__ = [
     "Handler",
     "KafkaConnection",
     "KafkaServer",
+    "ListenerSecurity",
     "NetworkException",
     "NoResponse",
     "RequestTimedOutException",
     "ServerLimits",
     "ThreadedKafkaServer",
+    "TlsConfigError",
+    "client_tls",
     "current_connection",
     "let_next_request_in",
+    "request_listener",
     "start_server",
     "start_threaded_server",
+    "use_client_tls",
 ]

@@ -41,6 +41,7 @@ from rackwise.net import loops
 from rackwise.net.limits import ServerLimits
 from rackwise.net.pipelining import Handler
 from rackwise.net.server import DEFAULT_HOST, KafkaServer
+from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener, Request
 
 T = TypeVar("T")
@@ -70,6 +71,7 @@ class ThreadedKafkaServer:
         limits: ServerLimits | None = None,
         on_arrival: ArrivalHook | None = None,
         answer_on_io: AnswerHook | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.handler = handler
         self.on_arrival = on_arrival
@@ -83,6 +85,7 @@ class ThreadedKafkaServer:
             max_request_bytes=max_request_bytes,
             name=name,
             limits=limits,
+            security=security,
         )
         self.io_loop = loops.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=f"{self.name} io", daemon=True)
@@ -176,6 +179,7 @@ async def start_threaded_server(
     limits: ServerLimits | None = None,
     on_arrival: ArrivalHook | None = None,
     answer_on_io: AnswerHook | None = None,
+    security: ListenerSecurity | None = None,
 ) -> ThreadedKafkaServer:
     """A started :class:`ThreadedKafkaServer` (see there)."""
     server = ThreadedKafkaServer(
@@ -188,6 +192,7 @@ async def start_threaded_server(
         limits=limits,
         on_arrival=on_arrival,
         answer_on_io=answer_on_io,
+        security=security,
     )
     await server.start()
     return server
