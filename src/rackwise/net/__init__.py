@@ -51,11 +51,19 @@ SASL (:mod:`~rackwise.net.sasl`, :mod:`~rackwise.net.sasl_client`)
     principal. ``set_login(SaslLogin(mechanism, user, password))`` makes this process's own
     connections log in wherever they connect (or at one address).
 
+Security (:mod:`~rackwise.net.tls`)
+    ``security=ListenerSecurity(listener_name, security_protocol, tls=context)`` gives a
+    server its listener's name and protocol, which each :class:`ClientConnection` carries
+    (:func:`request_listener` tells a handler which listener its request came on); with a TLS
+    context the listener handshakes first, bounded in time, and names the peer's principal
+    from its certificate. ``KafkaConnection.connect(..., tls=context)`` connects over TLS;
+    :func:`use_client_tls` sets the context of every connection a command opens.
+
 Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """
 
-from rackwise.net.admission import ClientConnection, current_connection
+from rackwise.net.admission import ClientConnection, current_connection, request_listener
 from rackwise.net.client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_REQUEST_TIMEOUT_S,
@@ -81,6 +89,7 @@ from rackwise.net.pipelining import NO_RESPONSE, Handler, NoResponse, let_next_r
 from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.sasl_client import SaslLogin, SaslLoginFailed, set_login
 from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
+from rackwise.net.tls import ListenerSecurity, TlsConfigError, client_tls, use_client_tls
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
@@ -99,6 +108,7 @@ __all__ = [
     "Handler",
     "KafkaConnection",
     "KafkaServer",
+    "ListenerSecurity",
     "NetworkException",
     "NoResponse",
     "RequestTimedOutException",
@@ -108,9 +118,13 @@ __all__ = [
     "SaslServerConfig",
     "ServerLimits",
     "ThreadedKafkaServer",
+    "TlsConfigError",
+    "client_tls",
     "current_connection",
     "let_next_request_in",
+    "request_listener",
     "set_login",
     "start_server",
     "start_threaded_server",
+    "use_client_tls",
 ]

@@ -42,6 +42,7 @@ from rackwise.net.limits import ServerLimits
 from rackwise.net.pipelining import Handler
 from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.server import DEFAULT_HOST, KafkaServer
+from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener, Request
 
 T = TypeVar("T")
@@ -72,6 +73,7 @@ class ThreadedKafkaServer:
         on_arrival: ArrivalHook | None = None,
         answer_on_io: AnswerHook | None = None,
         sasl: SaslServerConfig | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.handler = handler
         self.on_arrival = on_arrival
@@ -86,6 +88,7 @@ class ThreadedKafkaServer:
             name=name,
             limits=limits,
             sasl=sasl,
+            security=security,
         )
         self.io_loop = loops.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=f"{self.name} io", daemon=True)
@@ -180,6 +183,7 @@ async def start_threaded_server(
     on_arrival: ArrivalHook | None = None,
     answer_on_io: AnswerHook | None = None,
     sasl: SaslServerConfig | None = None,
+    security: ListenerSecurity | None = None,
 ) -> ThreadedKafkaServer:
     """A started :class:`ThreadedKafkaServer` (see there)."""
     server = ThreadedKafkaServer(
@@ -193,6 +197,7 @@ async def start_threaded_server(
         on_arrival=on_arrival,
         answer_on_io=answer_on_io,
         sasl=sasl,
+        security=security,
     )
     await server.start()
     return server
