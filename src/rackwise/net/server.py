@@ -44,13 +44,16 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from typing import Final
 
 from rackwise.net.admission import Admission, ClientState, enter_connection
 from rackwise.net.frames import FrameStream
 from rackwise.net.limits import MemoryPool, ServerLimits
 from rackwise.net.pipelining import Handler, RequestPipeline
+from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.sockets import listen
+from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener
 
 LOG: Final = logging.getLogger("rackwise.net")
@@ -74,8 +77,11 @@ class KafkaServer:
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         name: str | None = None,
         limits: ServerLimits | None = None,
+        sasl: SaslServerConfig | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.handler = handler
+        self.security = security or ListenerSecurity()
         self.listener = listener
         self.host = host or DEFAULT_HOST
         self.requested_port = port
@@ -83,8 +89,19 @@ class KafkaServer:
         self.name = name or listener.value
         self.limits = limits or ServerLimits()
         self.pool = MemoryPool(self.limits.queued_max_request_bytes)
-        self._admission = Admission(self.name, self.limits, self._connection)
-        self._pipeline = RequestPipeline(handler, listener, self.name, self.pool, max_request_bytes)
+        self._admission = Admission(
+            self.name,
+            self.limits,
+            self._connection,
+            listener_name=self.security.listener_name,
+            security_protocol=self.security.security_protocol,
+        )
+        self.failed_handshakes = 0
+        """TLS handshakes that failed or timed out on this listener."""
+        self.sasl = sasl
+        self._pipeline = RequestPipeline(
+            handler, listener, self.name, self.pool, max_request_bytes, sasl
+        )
         self._sockets: list[socket.socket] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = asyncio.Event()
@@ -157,7 +174,9 @@ class KafkaServer:
         peer = client.connection.peer
         stream: FrameStream | None = None
         try:
-            _, stream = await asyncio.get_running_loop().connect_accepted_socket(FrameStream, sock)
+            stream = await self._open(sock, client)
+            if stream is None:
+                return
             client.stream = stream
             await self._pipeline.serve(stream, client)
         except asyncio.CancelledError:
@@ -173,6 +192,41 @@ class KafkaServer:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(stream.wait_closed(), CLOSE_WAIT_S)
 
+    async def _open(self, sock: socket.socket, client: ClientState) -> FrameStream | None:
+        """The accepted socket as a stream, after the TLS handshake on a TLS listener (None
+        when it fails: counted and logged, the socket closed by the caller)."""
+        loop = asyncio.get_running_loop()
+        tls = self.security.tls
+        if tls is None:
+            return (await loop.connect_accepted_socket(FrameStream, sock))[1]
+        # Bounded by the handshake timeout and by connections.max.idle.ms (the idle sweeper
+        # cancels a connection that sends nothing, handshaking or not).
+        timeout_s = self.security.handshake_timeout_s
+        try:
+            transport, stream = await loop.connect_accepted_socket(
+                FrameStream, sock, ssl=tls, ssl_handshake_timeout=timeout_s
+            )
+        except (OSError, ssl.SSLError, ConnectionError) as e:
+            self.failed_handshakes += 1
+            LOG.info(
+                "%s: Failed authentication with %s (SSL handshake failed: %s)",
+                self.name,
+                client.connection.peer,
+                e,
+            )
+            return None
+        try:
+            client.connection.principal = self.security.principal(transport)
+        except ValueError as e:  # no principal mapping rule applies
+            self.failed_handshakes += 1
+            LOG.info("%s: Failed authentication with %s (%s)", self.name, client.connection.peer, e)
+            stream.close()
+            return None
+        LOG.debug(
+            "%s: %s connected as %s", self.name, client.connection.peer, client.connection.principal
+        )
+        return stream
+
 
 async def start_server(
     handler: Handler,
@@ -183,6 +237,8 @@ async def start_server(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     name: str | None = None,
     limits: ServerLimits | None = None,
+    sasl: SaslServerConfig | None = None,
+    security: ListenerSecurity | None = None,
 ) -> KafkaServer:
     """A started :class:`KafkaServer` (see there)."""
     server = KafkaServer(
@@ -193,6 +249,8 @@ async def start_server(
         max_request_bytes=max_request_bytes,
         name=name,
         limits=limits,
+        sasl=sasl,
+        security=security,
     )
     await server.start()
     return server

@@ -14,6 +14,8 @@ Constraints
       the transport (a region's part read into bytes) and the rest waits until the transport
       has written them all; so a slow reader costs the server at most one such piece of
       memory and one copy per time the socket fills, not a copy of the whole response.
+    * Over TLS every byte goes through the transport, which encrypts it (the socket is only
+      the TLS records').
     * A region whose file lost its bytes raises
       :class:`~rackwise.storage.files.RegionUnavailable`: the response cannot be completed,
       and the connection is closed (:mod:`rackwise.net.pipelining`).
@@ -50,6 +52,7 @@ def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> l
         or not hasattr(transport, "get_write_buffer_size")
         or transport.get_write_buffer_size()
         or transport.get_extra_info("socket") is None
+        or transport.get_extra_info("sslcontext") is not None  # TLS: the transport encrypts
     ):
         return list(buffers)
     fd = transport.get_extra_info("socket").fileno()
