@@ -151,9 +151,9 @@ def test_command_config_serves_plaintext_and_client_id_only(tmp_path: Path) -> N
         read_command_config(str(sasl), "configs")
     assert str(raised.value) == (
         f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
-        "(rackwise configs connects over PLAINTEXT and reads only bootstrap.servers, "
+        "(rackwise configs connects over PLAINTEXT or SSL and reads only bootstrap.servers, "
         "client.id, default.api.timeout.ms, request.timeout.ms, retry.backoff.ms, "
-        "security.protocol)"
+        "security.protocol and ssl.*)"
     )
     soon.write_text("request.timeout.ms=soon\n")
     with pytest.raises(CommandConfigError, match=r"a number of ms: soon$"):

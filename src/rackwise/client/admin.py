@@ -53,6 +53,7 @@ from rackwise.common.error_codes import (
     UNKNOWN_SERVER_ERROR,
     UNSUPPORTED_VERSION,
 )
+from rackwise.net.tls import client_tls
 
 SCHEMAS_PACKAGE: Final = "rackwise.protocol.schemas"
 """Where rackwise's own message specs live (CreateReplicaPlacement*.json)."""
@@ -240,12 +241,17 @@ class Admin:
             pass  # not host:port; kafka-python refuses it in its own words
         except BootstrapUnreachable as e:
             raise AdminError(str(e), name="NETWORK_EXCEPTION") from None
+        tls = client_tls()  # a --command-config with security.protocol=SSL set it
+        secured: dict[str, Any] = {}
+        if tls is not None:
+            secured = {"security_protocol": "SSL", "ssl_context": tls}
         try:
             self._client = KafkaAdminClient(
                 bootstrap_servers=bootstrap_servers,
                 client_id=client_id,
                 request_timeout_ms=timeout_ms,
                 bootstrap_timeout_ms=timeout_ms,
+                **secured,
             )
         except kafka_errors.KafkaError as e:
             raise AdminError(

@@ -123,14 +123,15 @@ class KafkaConnection:
         if the connection is refused or its TLS handshake fails."""
         context = client_tls() if isinstance(tls, UseDefault) else tls
         loop = asyncio.get_running_loop()
+        stream = FrameStream()  # uvloop answers with its TLS protocol, not this one
         try:
             if context is None:
-                opening = loop.create_connection(FrameStream, host, port)
+                opening = loop.create_connection(lambda: stream, host, port)
             else:
                 opening = loop.create_connection(
-                    FrameStream, host, port, ssl=context, ssl_handshake_timeout=timeout_s
+                    lambda: stream, host, port, ssl=context, ssl_handshake_timeout=timeout_s
                 )
-            _, stream = await asyncio.wait_for(opening, timeout_s)
+            await asyncio.wait_for(opening, timeout_s)
         except ssl.SSLError as e:
             raise DisconnectException(
                 f"Connection to {host}:{port} failed: SSL handshake failed: {e}"
@@ -143,7 +144,7 @@ class KafkaConnection:
             raise DisconnectException(f"Connection to {host}:{port} refused") from None
         except OSError as e:
             raise DisconnectException(
-                f"Connection to {host}:{port} failed: {e.strerror or e}"
+                f"Connection to {host}:{port} failed: {e.strerror or e or type(e).__name__}"
             ) from None
         connection = cls(
             stream,

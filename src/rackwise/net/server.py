@@ -55,10 +55,13 @@ from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.sockets import listen
 from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener
+from rackwise.security import KafkaPrincipal
 
 LOG: Final = logging.getLogger("rackwise.net")
 DEFAULT_HOST: Final = "127.0.0.1"
 """Where a listener without a host binds."""
+PRINCIPALS_LOGGED: Final = 1000
+"""A TLS listener logs the first connection of each principal, up to this many principals."""
 CLOSE_WAIT_S: Final = 1.0
 """How long a closing connection waits for its transport to close."""
 
@@ -96,6 +99,7 @@ class KafkaServer:
             listener_name=self.security.listener_name,
             security_protocol=self.security.security_protocol,
         )
+        self._principals_seen: set[KafkaPrincipal] = set()
         self.failed_handshakes = 0
         """TLS handshakes that failed or timed out on this listener."""
         self.sasl = sasl
@@ -202,17 +206,21 @@ class KafkaServer:
         # Bounded by the handshake timeout and by connections.max.idle.ms (the idle sweeper
         # cancels a connection that sends nothing, handshaking or not).
         timeout_s = self.security.handshake_timeout_s
+        stream = FrameStream()  # uvloop answers with its TLS protocol, not this one
         try:
-            transport, stream = await loop.connect_accepted_socket(
-                FrameStream, sock, ssl=tls, ssl_handshake_timeout=timeout_s
+            transport, _ = await loop.connect_accepted_socket(
+                lambda: stream, sock, ssl=tls, ssl_handshake_timeout=timeout_s
             )
         except (OSError, ssl.SSLError, ConnectionError) as e:
             self.failed_handshakes += 1
-            LOG.info(
+            # A peer gone before finishing (a port probe, a client giving up) is no failed
+            # authentication; a refused certificate or protocol, or a stall, is.
+            log = LOG.info if isinstance(e, ssl.SSLError | TimeoutError) else LOG.debug
+            log(
                 "%s: Failed authentication with %s (SSL handshake failed: %s)",
                 self.name,
                 client.connection.peer,
-                e,
+                str(e) or type(e).__name__,
             )
             return None
         try:
@@ -222,9 +230,13 @@ class KafkaServer:
             LOG.info("%s: Failed authentication with %s (%s)", self.name, client.connection.peer, e)
             stream.close()
             return None
-        LOG.debug(
-            "%s: %s connected as %s", self.name, client.connection.peer, client.connection.principal
-        )
+        principal = client.connection.principal
+        if (
+            principal not in self._principals_seen
+            and len(self._principals_seen) < PRINCIPALS_LOGGED
+        ):
+            self._principals_seen.add(principal)
+            LOG.info("%s: %s authenticated as %s", self.name, client.connection.peer, principal)
         return stream
 
 
