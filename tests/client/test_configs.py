@@ -142,18 +142,18 @@ def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
     configs.validate_topic("orders.v1_x-y")
 
 
-def test_command_config_serves_plaintext_and_client_id_only(tmp_path: Path) -> None:
+def test_command_config_serves_the_client_keys_it_names(tmp_path: Path) -> None:
     plain, sasl, soon = (tmp_path / f"{n}.properties" for n in ("plain", "sasl", "soon"))
     plain.write_text("client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n")
     assert read_command_config(str(plain), "configs")["client.id"] == "ops"
-    sasl.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
+    sasl.write_text("security.protocol=KERBEROS\nsasl.kerberos.service.name=kafka\n")
     with pytest.raises(CommandConfigError) as raised:
         read_command_config(str(sasl), "configs")
     assert str(raised.value) == (
-        f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
-        "(rackwise configs connects over PLAINTEXT or SSL and reads only bootstrap.servers, "
+        f"--command-config {sasl}: not served: security.protocol=KERBEROS, "
+        "sasl.kerberos.service.name (rackwise configs reads only bootstrap.servers, "
         "client.id, default.api.timeout.ms, request.timeout.ms, retry.backoff.ms, "
-        "security.protocol and ssl.*)"
+        "sasl.jaas.config, sasl.mechanism, security.protocol and ssl.*)"
     )
     soon.write_text("request.timeout.ms=soon\n")
     with pytest.raises(CommandConfigError, match=r"a number of ms: soon$"):
@@ -189,3 +189,34 @@ def test_the_lines_are_kafkas() -> None:
     assert configs.completed_line("brokers", "") == (
         "Completed updating default config for brokers in the cluster."
     )
+
+
+def test_command_config_logs_in_with_the_jaas_configuration(tmp_path: Path) -> None:
+    from rackwise.net.sasl_client import clear_logins, default_login
+
+    scram, gssapi, nobody = (tmp_path / f"{n}.properties" for n in ("scram", "gssapi", "nobody"))
+    scram.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="alice" password="alice-secret";\n'
+    )
+    gssapi.write_text("security.protocol=SASL_PLAINTEXT\n")  # Kafka's default mechanism
+    nobody.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        "org.apache.kafka.common.security.plain.PlainLoginModule required;\n"
+    )
+    try:
+        read_command_config(str(scram), "configs")
+        login = default_login()
+        assert login is not None
+        assert (login.mechanism, login.username, login.password) == (
+            "SCRAM-SHA-512",
+            "alice",
+            "alice-secret",
+        )
+    finally:
+        clear_logins()
+    with pytest.raises(CommandConfigError, match=r"GSSAPI is not served"):
+        read_command_config(str(gssapi), "configs")
+    with pytest.raises(CommandConfigError, match=r"has no username and password to log in"):
+        read_command_config(str(nobody), "configs")

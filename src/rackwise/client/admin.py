@@ -53,6 +53,7 @@ from rackwise.common.error_codes import (
     UNKNOWN_SERVER_ERROR,
     UNSUPPORTED_VERSION,
 )
+from rackwise.net.sasl_client import default_login
 from rackwise.net.tls import client_tls
 
 SCHEMAS_PACKAGE: Final = "rackwise.protocol.schemas"
@@ -223,6 +224,21 @@ def placement_from_response(response: Any) -> list[tuple[int, tuple[int, ...]]]:
     )
 
 
+def kafka_python_security() -> dict[str, Any]:
+    """kafka-python's settings for what ``--command-config`` set: TLS with its context, SASL
+    with its mechanism and credentials."""
+    tls, login = client_tls(), default_login()
+    settings: dict[str, Any] = {}
+    if tls is not None:
+        settings = {"security_protocol": "SSL", "ssl_context": tls}
+    if login is not None:
+        settings["security_protocol"] = "SASL_SSL" if tls is not None else "SASL_PLAINTEXT"
+        settings["sasl_mechanism"] = login.mechanism
+        settings["sasl_plain_username"] = login.username
+        settings["sasl_plain_password"] = login.password
+    return settings
+
+
 class Admin:
     """A connection to a cluster through kafka-python's ``KafkaAdminClient`` (see the module)."""
 
@@ -241,10 +257,7 @@ class Admin:
             pass  # not host:port; kafka-python refuses it in its own words
         except BootstrapUnreachable as e:
             raise AdminError(str(e), name="NETWORK_EXCEPTION") from None
-        tls = client_tls()  # a --command-config with security.protocol=SSL set it
-        secured: dict[str, Any] = {}
-        if tls is not None:
-            secured = {"security_protocol": "SSL", "ssl_context": tls}
+        secured = kafka_python_security()
         try:
             self._client = KafkaAdminClient(
                 bootstrap_servers=bootstrap_servers,

@@ -96,6 +96,7 @@ from rackwise.cluster.processes import (
     start_node,
     stop_node,
 )
+from rackwise.cluster.sasl_users import ensure_admin_credential, log_in_as_node
 from rackwise.cluster.security import admin_tls, cluster_security
 from rackwise.net import use_client_tls
 
@@ -294,7 +295,14 @@ def up(
             if secured is not None:
                 secured.write_files([node for node, _ in new])
         use_client_tls(admin_tls(directory))
-        return _start(directory, states, signals, time.monotonic() + timeout_s, progress)
+        passwords = None if secured is None else secured.passwords
+        if passwords is not None:
+            log_in_as_node(passwords)
+        started = _start(directory, states, signals, time.monotonic() + timeout_s, progress)
+        if passwords is not None:
+            brokers = ",".join(s.spec.address for s in started if s.spec.role == "broker")
+            ensure_admin_credential(brokers, passwords)
+        return started
 
 
 def _start(

@@ -12,14 +12,17 @@ Goals
     * ``DIR/client.properties`` for the admin (``User:admin``): the trust store, and for
       ``ssl`` its certificate; :func:`usage` says how to pass it to the commands and to Kafka's
       tools.
-    * SASL modes: the keys Kafka's brokers read for SCRAM-SHA-512 between nodes and for the
-      admin; the admin's and the brokers' SCRAM credentials come from
-      :func:`write_scram_credentials`.
+    * SASL modes: the nodes log in to each other with PLAIN as ``User:broker``, the admin with
+      SCRAM-SHA-512, its credential stored once the brokers serve
+      (:mod:`rackwise.cluster.sasl_users`); the brokers' listeners serve both mechanisms, the
+      controllers' PLAIN.
+    * Every secured mode turns Kafka's StandardAuthorizer on, the admin and the nodes (their
+      certificates' names, and ``User:broker``) its super users.
 
 Constraints
     * Files are made once, like the nodes' ``.properties``: a restart reuses them.
-    * A key the nodes of this build do not know (the authorizer's ``super.users`` before it is
-      served) is not written: the file stays one the node accepts.
+    * A key the nodes of this build do not know is not written: the file stays one the node
+      accepts.
 """
 
 from __future__ import annotations
@@ -40,6 +43,15 @@ from rackwise.cluster.certificates import (
     write_node_keystore,
 )
 from rackwise.cluster.plan import ClusterError, NodeSpec
+from rackwise.cluster.sasl_users import (
+    ADMIN_MECHANISM,
+    NODE_MECHANISM,
+    NODE_USER,
+    Passwords,
+    admin_jaas,
+    ensure_passwords,
+    node_jaas,
+)
 from rackwise.formats.properties import format_properties, parse_properties
 from rackwise.net.tls import client_context
 from rackwise.node.config import ROLE_KEYS
@@ -62,22 +74,12 @@ MODES: Final = {
 """``--security``'s values and the protocol each gives every listener."""
 CLIENT_PROPERTIES: Final = "client.properties"
 ADMIN: Final = "admin"
-SCRAM_MECHANISM: Final = "SCRAM-SHA-512"
+SCRAM_MECHANISM: Final = str(ADMIN_MECHANISM)
+AUTHORIZER: Final = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 PRINCIPAL_MAPPING_RULES: Final = f"RULE:^CN=([^,]+),OU={ORGANIZATIONAL_UNIT}$/$1/,DEFAULT"
 """``CN=broker-1,OU=rackwise-cluster`` is ``User:broker-1``; any other name is kept whole."""
 KEYSTORE_FILE: Final = "keystore.p12"
 ADMIN_PEM: Final = "admin.pem"
-
-
-def write_scram_credentials(directory: Path, security: ClusterSecurity) -> None:
-    """The SCRAM-SHA-512 credentials of the admin and the brokers' user, for a SASL mode.
-
-    This is the hook the SASL support fills (its salted credentials stored in the metadata
-    log); until the nodes serve SASL, a SASL mode is refused before anything is written."""
-    raise ClusterError(
-        f"--security {security.mode}: the nodes of this build do not serve SASL "
-        "(sasl.enabled.mechanisms is not one of their keys); use --security ssl"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,8 @@ class ClusterSecurity:
     authority: Authority | None
     node_names: tuple[str, ...] = ()
     """Every node's name (its certificate's CN): the super users, with the admin."""
+    passwords: Passwords | None = None
+    """The node user's and the admin's passwords (SASL modes)."""
 
     @property
     def protocol(self) -> str:
@@ -127,11 +131,21 @@ class ClusterSecurity:
                 }
             )
         if uses_sasl(protocol):
-            props["sasl.enabled.mechanisms"] = SCRAM_MECHANISM
-            props["sasl.mechanism.inter.broker.protocol"] = SCRAM_MECHANISM
-            props["sasl.mechanism.controller.protocol"] = SCRAM_MECHANISM
-        props["super.users"] = ";".join(f"User:{n}" for n in (ADMIN, *self.node_names))
-        return {k: v for k, v in props.items() if v and k in ROLE_KEYS[node.role]}
+            assert self.passwords is not None
+            jaas = node_jaas(self.passwords)
+            if node.role == "broker":
+                listener = protocol.lower()
+                props["sasl.enabled.mechanisms"] = f"{SCRAM_MECHANISM},{NODE_MECHANISM}"
+                props["sasl.mechanism.inter.broker.protocol"] = NODE_MECHANISM
+                props[f"listener.name.{listener}.plain.sasl.jaas.config"] = jaas
+            props["listener.name.controller.sasl.enabled.mechanisms"] = NODE_MECHANISM
+            props["listener.name.controller.plain.sasl.jaas.config"] = jaas
+            props["sasl.mechanism.controller.protocol"] = NODE_MECHANISM
+        props["authorizer.class.name"] = AUTHORIZER
+        users = (ADMIN, *self.node_names, *([NODE_USER] if uses_sasl(protocol) else []))
+        props["super.users"] = ";".join(f"User:{n}" for n in users)
+        known = ROLE_KEYS[node.role]
+        return {k: v for k, v in props.items() if k in known or k.startswith("listener.name.")}
 
     def client_properties(self) -> dict[str, str]:
         """``DIR/client.properties``: the admin's settings."""
@@ -153,7 +167,9 @@ class ClusterSecurity:
                 }
             )
         if uses_sasl(self.protocol):
+            assert self.passwords is not None
             props["sasl.mechanism"] = SCRAM_MECHANISM
+            props["sasl.jaas.config"] = admin_jaas(self.passwords)
         return props
 
     def write_files(self, new_nodes: list[NodeSpec]) -> None:
@@ -167,8 +183,6 @@ class ClusterSecurity:
             admin = self.directory / TLS_DIR / ADMIN_PEM
             if self.protocol == SSL and not admin.exists():
                 write_client_pem(self.authority, admin, ADMIN, self.password)
-        if uses_sasl(self.protocol):
-            write_scram_credentials(self.directory, self)
         path = self.directory / CLIENT_PROPERTIES
         if not path.exists():
             header = [f" the admin ({ADMIN}) of this cluster, by rackwise cluster up"]
@@ -193,10 +207,9 @@ def cluster_security(
     mode = mode or recorded
     if mode is None or mode == "plaintext":
         return None
-    if uses_sasl(MODES[mode]) and "sasl.enabled.mechanisms" not in ROLE_KEYS["broker"]:
-        write_scram_credentials(directory, ClusterSecurity(mode, directory, None))
     authority = ensure_ca(directory) if uses_tls(MODES[mode]) else None
-    return ClusterSecurity(mode, directory, authority, tuple(node_names))
+    passwords = ensure_passwords(directory) if uses_sasl(MODES[mode]) else None
+    return ClusterSecurity(mode, directory, authority, tuple(node_names), passwords)
 
 
 def admin_tls(directory: Path) -> ssl.SSLContext | None:
@@ -221,7 +234,11 @@ def recorded_mode(directory: Path) -> str | None:
 def usage(directory: Path, bootstrap: str) -> str:
     """How to reach the secured cluster, as ``up`` prints it."""
     path = directory / CLIENT_PROPERTIES
+    mode = recorded_mode(directory)
+    how = "its certificate" if mode == "ssl" else f"{SCRAM_MECHANISM}"
     return (
+        f"security: {MODES[mode or 'plaintext']} on every listener, the StandardAuthorizer on; "
+        f"User:{ADMIN} (logging in with {how}) is a super user\n"
         f"client settings: {path}\n"
         f"  rackwise topics --bootstrap-server {bootstrap} --command-config {path} --list\n"
         f"  kafka-topics.sh --bootstrap-server {bootstrap} --command-config {path} --list"

@@ -87,6 +87,11 @@ def clear_logins() -> None:
     _LOGINS.clear()
 
 
+def default_login() -> SaslLogin | None:
+    """Whom this process logs in as wherever no address has its own login."""
+    return _LOGINS.get(_ANY)
+
+
 def login_for(host: str, port: int) -> SaslLogin | None:
     address = (host, port)
     if address in _LOGINS:

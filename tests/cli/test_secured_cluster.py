@@ -1,0 +1,120 @@
+"""``rackwise cluster up --security sasl_ssl`` for real, and the commands reaching it through
+the ``client.properties`` it writes: the admin logs in with SCRAM-SHA-512 (its credential stored
+by ``up``), the nodes with PLAIN as ``User:broker``, the authorizer on; ``topics``, ``configs``,
+``acls``, ``log-dirs`` and ``reassign --verify`` all run with ``--command-config``; a client
+without it and a user without ACLs get nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+
+from rackwise.formats.properties import parse_properties
+from tests.command_line import rackwise
+
+
+@dataclass(frozen=True)
+class Up:
+    directory: Path
+    bootstrap: str
+    stdout: str
+
+    @property
+    def client_properties(self) -> Path:
+        return self.directory / "client.properties"
+
+    def run(self, *args: str) -> tuple[int, str, str]:
+        tool, *rest = args
+        done = rackwise(tool, "--bootstrap-server", self.bootstrap,
+                        "--command-config", str(self.client_properties), *rest)  # fmt: skip
+        return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    directory = tmp_path_factory.mktemp("secured") / "c"
+    up = rackwise("cluster", "up", "--brokers", "2", "--security", "sasl_ssl",
+                  "--dir", str(directory), timeout=180)  # fmt: skip
+    try:
+        assert up.returncode == 0, up.stderr
+        (bootstrap,) = re.findall(r"bootstrap servers: (\S+)", up.stdout)
+        yield Up(directory, bootstrap, up.stdout)
+    finally:
+        rackwise("cluster", "down", "--dir", str(directory), timeout=120)
+
+
+def test_up_writes_the_admins_client_properties_and_says_how_to_use_them(cluster: Up) -> None:
+    props = parse_properties(cluster.client_properties.read_text(encoding="utf-8"))
+    assert props["security.protocol"] == "SASL_SSL"
+    assert props["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert re.fullmatch(
+        r"org\.apache\.kafka\.common\.security\.scram\.ScramLoginModule required "
+        r'username="admin" password="[^"]+";',
+        props["sasl.jaas.config"],
+    )
+    assert Path(props["ssl.truststore.location"]).is_file()
+    assert cluster.client_properties.stat().st_mode & 0o077 == 0
+    assert (
+        "security: SASL_SSL on every listener, the StandardAuthorizer on; User:admin "
+        "(logging in with SCRAM-SHA-512) is a super user\n"
+    ) in cluster.stdout
+    assert (
+        f"  rackwise topics --bootstrap-server {cluster.bootstrap} --command-config "
+        f"{cluster.client_properties} --list\n"
+    ) in cluster.stdout
+
+
+def test_the_commands_reach_the_cluster_with_command_config(cluster: Up) -> None:
+    code, out, err = cluster.run("topics", "--create", "--topic", "secured", "--partitions", "2",
+                                 "--replication-factor", "2")  # fmt: skip
+    assert code == 0, err
+    code, out, err = cluster.run("topics", "--list")
+    assert (code, out) == (0, "secured\n"), err
+    code, out, err = cluster.run("configs", "--entity-type", "topics", "--entity-name", "secured",
+                                 "--describe")  # fmt: skip
+    assert (code, out) == (0, "Dynamic configs for topic secured are:\n"), err
+    code, out, err = cluster.run("acls", "--add", "--allow-principal", "User:bob",
+                                 "--operation", "Read", "--topic", "secured")  # fmt: skip
+    assert code == 0, err
+    code, out, err = cluster.run("acls", "--list", "--topic", "secured")
+    assert code == 0 and "principal=User:bob, host=*, operation=READ" in out, err
+    code, out, err = cluster.run("log-dirs", "--describe", "--topic-list", "secured")
+    assert code == 0, err
+    described = json.loads(out.splitlines()[-1])
+    assert sorted(b["broker"] for b in described["brokers"]) == [1, 2]
+    plan = cluster.directory / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "secured", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]}
+    ]}))  # fmt: skip
+    code, out, err = cluster.run("reassign", "--reassignment-json-file", str(plan), "--verify")
+    assert code == 0 and out.startswith("Status of partition reassignment:\n"), err
+
+
+def test_without_the_admins_settings_nothing_gets_in(cluster: Up) -> None:
+    settings = cluster.directory / "plaintext.properties"
+    settings.write_text("security.protocol=PLAINTEXT\nrequest.timeout.ms=3000\n")
+    plain = rackwise("topics", "--bootstrap-server", cluster.bootstrap, "--list",
+                     "--command-config", str(settings))  # fmt: skip
+    assert plain.returncode == 1 and plain.stdout == ""
+    props = parse_properties(cluster.client_properties.read_text(encoding="utf-8"))
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "admin",
+            "sasl.password": "not-the-password",
+            "ssl.ca.location": props["ssl.truststore.location"],
+            "message.timeout.ms": 5000,
+        }
+    )
+    errors: list[KafkaError] = []
+    producer.produce("secured", b"x", on_delivery=lambda err, _m: errors.append(err))
+    producer.flush(10)
+    assert errors and errors[0] is not None
