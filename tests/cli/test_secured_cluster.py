@@ -96,6 +96,48 @@ def test_the_commands_reach_the_cluster_with_command_config(cluster: Up) -> None
     assert code == 0 and out.startswith("Status of partition reassignment:\n"), err
 
 
+def test_configs_alters_and_describes_scram_credentials_as_kafka_configs_does(
+    cluster: Up,
+) -> None:
+    users = ("configs", "--entity-type", "users")
+    alice = "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"
+    code, out, err = cluster.run(*users, "--entity-name", "alice", "--alter", "--add-config", alice)
+    assert (code, out) == (0, "Completed updating config for user alice.\n"), err
+    code, out, err = cluster.run(*users, "--entity-name", "alice", "--describe")
+    assert out == (
+        "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=8192\n"
+    ), err
+    code, out, err = cluster.run(*users, "--describe")  # every user: up made the admin's
+    assert "SCRAM credential configs for user-principal 'admin' are SCRAM-SHA-512=" in out
+    # alice logs in with what was set: the producer is refused for want of ACLs, not its login
+    props = parse_properties(cluster.client_properties.read_text(encoding="utf-8"))
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "security.protocol": "SASL_SSL",
+                         "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice",
+                         "sasl.password": "alice-secret", "message.timeout.ms": 8000,
+                         "ssl.ca.location": props["ssl.truststore.location"]})  # fmt: skip
+    errors: list[KafkaError] = []
+    producer.produce("secured", b"x", on_delivery=lambda e, _m: errors.append(e))
+    producer.flush(15)
+    assert errors and errors[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    too_many = "SCRAM-SHA-256=[iterations=20000,password=x]"
+    code, out, err = cluster.run(*users, "--entity-name", "alice", "--alter", "--add-config",
+                                 too_many)  # fmt: skip
+    assert code == 1 and err.strip().endswith(
+        "java.util.concurrent.ExecutionException: org.apache.kafka.common.errors."
+        "UnacceptableCredentialException: Too many iterations"
+    ), err
+    code, out, err = cluster.run(*users, "--entity-name", "alice", "--alter", "--delete-config",
+                                 "SCRAM-SHA-512")  # fmt: skip
+    assert (code, out) == (0, "Completed updating config for user alice.\n"), err
+    code, out, err = cluster.run(*users, "--entity-name", "alice", "--describe")
+    assert out == (
+        "Error retrieving SCRAM credential configs for user-principal 'alice': "
+        "java.util.concurrent.ExecutionException: org.apache.kafka.common.errors."
+        "ResourceNotFoundException: Attempt to describe a user credential that does not "
+        "exist: alice\n"
+    ), err
+
+
 def test_without_the_admins_settings_nothing_gets_in(cluster: Up) -> None:
     settings = cluster.directory / "plaintext.properties"
     settings.write_text("security.protocol=PLAINTEXT\nrequest.timeout.ms=3000\n")

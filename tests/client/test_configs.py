@@ -73,7 +73,7 @@ def test_keys_come_from_the_file_then_the_flag_and_are_checked() -> None:
         ),
         (
             ["groups"],
-            "Entity type groups is not served: rackwise configs handles topics and brokers",
+            "Entity type groups is not served: rackwise configs handles topics, brokers and users",
         ),
     ],
 )
@@ -220,3 +220,47 @@ def test_command_config_logs_in_with_the_jaas_configuration(tmp_path: Path) -> N
         read_command_config(str(gssapi), "configs")
     with pytest.raises(CommandConfigError, match=r"has no username and password to log in"):
         read_command_config(str(nobody), "configs")
+
+
+@pytest.mark.parametrize(
+    ("add", "delete", "message"),
+    [
+        ({"SCRAM-SHA-512": "[iterations=100,password=x]".strip("[]")}, [],
+         "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512"),
+        ({"SCRAM-SHA-256": "iterations=x,password=y"}, [],
+         "Invalid credential property SCRAM_SHA_256=iterations=x,password=y"),
+        ({"producer_byte_rate": "1024"}, [],
+         "Only quota and SCRAM credential configs can be added for 'users' using "
+         "--bootstrap-server. Unexpected config names: Set(producer_byte_rate) (rackwise "
+         "serves no quota configs)"),
+        ({}, ["scram-sha-512"],
+         "Only quota and SCRAM credential configs can be deleted for 'users' using "
+         "--bootstrap-server. Unexpected config names: Set(scram-sha-512) (rackwise serves "
+         "no quota configs)"),
+    ],
+)  # fmt: skip
+def test_user_configs_are_checked_as_kafka_checks_them(
+    add: dict[str, str], delete: list[str], message: str
+) -> None:
+    from rackwise.client.user_configs import check_user_configs
+
+    with pytest.raises(ConfigsArgumentError) as raised:
+        check_user_configs("alice", add, delete)
+    assert str(raised.value) == message
+
+
+def test_user_configs_default_to_kafkas_iterations() -> None:
+    from rackwise.client.user_configs import check_user_configs
+    from rackwise.security.scram import ScramMechanism
+
+    pairs = config_args.parse_add_config(
+        "SCRAM-SHA-512=[iterations=8192,password=alice-secret],SCRAM-SHA-256=[password=p,w]"
+    )
+    upsertions, deletions = check_user_configs("alice", pairs, ["SCRAM-SHA-256"])
+    assert [(u.mechanism, u.iterations, u.password) for u in upsertions] == [
+        (ScramMechanism.SCRAM_SHA_512, 8192, "alice-secret"),
+        (ScramMechanism.SCRAM_SHA_256, 4096, "p,w"),
+    ]
+    assert deletions == [ScramMechanism.SCRAM_SHA_256]
+    with pytest.raises(ConfigsArgumentError, match="--entity-default or --user-defaults"):
+        check_user_configs("", pairs, [])
