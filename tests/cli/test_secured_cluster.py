@@ -96,6 +96,16 @@ def test_the_commands_reach_the_cluster_with_command_config(cluster: Up) -> None
     assert code == 0 and out.startswith("Status of partition reassignment:\n"), err
 
 
+def test_the_librdkafka_tools_take_the_same_client_properties(cluster: Up) -> None:
+    code, out, err = cluster.run("producer-perf-test", "--topic", "perf", "--num-records", "50",
+                                 "--record-size", "100", "--throughput", "-1")  # fmt: skip
+    assert code == 0 and "50 records sent" in out, err
+    code, out, err = cluster.run("console-consumer", "--topic", "perf", "--from-beginning",
+                                 "--max-messages", "3", "--timeout-ms", "20000")  # fmt: skip
+    assert code == 0 and len(out.splitlines()) == 3, err
+    assert "Processed a total of 3 messages" in err
+
+
 def test_configs_alters_and_describes_scram_credentials_as_kafka_configs_does(
     cluster: Up,
 ) -> None:

@@ -44,6 +44,20 @@ def command_config(args: argparse.Namespace, tool: str) -> dict[str, str]:
     return read_command_config(path, tool) if path else {}
 
 
+def librdkafka_settings(props: dict[str, str]) -> dict[str, str]:
+    """``props`` (a client properties file) with the Java security keys in librdkafka's
+    terms; one that cannot be honoured is one error line."""
+    from rackwise.client.librdkafka_security import (  # noqa: PLC0415
+        SecurityConfigError,
+        with_librdkafka_security,
+    )
+
+    try:
+        return with_librdkafka_security(props)
+    except SecurityConfigError as e:
+        raise CommandError(str(e)) from None
+
+
 @asynccontextmanager
 async def admin_session(
     args: argparse.Namespace,
