@@ -32,11 +32,11 @@ from rackwise.net import (
     start_server,
 )
 from rackwise.net.tls import TlsConfigError, client_context, server_context
-from rackwise.protocol import Listener, Request, api_versions_response
+from rackwise.protocol import ApiKey, Listener, Request, api_versions_response
 from rackwise.security import ANONYMOUS, KafkaPrincipal
 from rackwise.security.ssl_config import ssl_settings
 from rackwise.security.ssl_principal import SslPrincipalMapper
-from tests.net.helpers import run
+from tests.net.helpers import framed, header, run
 
 PASSWORD = "secret-pw"
 RULES = "RULE:^CN=([^,]+),OU=rackwise-cluster$/$1/U,DEFAULT"
@@ -266,3 +266,30 @@ def test_a_stalled_handshake_holds_only_its_socket(stores: Stores) -> None:
     assert answered_s < 0.5
     assert all_closed  # each stalled peer was closed by the listener
     assert left == 0
+
+
+def test_pipelined_answers_over_tls_all_come_back(stores: Stores) -> None:
+    """Many requests sent at once over TLS, read only after the last is sent: every answer
+    comes back, in order, while the server's socket fills and drains (a TLS transport's
+    writer once stayed paused with nothing queued, and the connection stalled)."""
+    count = 3000
+    requests = b"".join(
+        framed(header(ApiKey.API_VERSIONS, 0, i, flexible=False)) for i in range(count)
+    )
+
+    async def scenario() -> list[int]:
+        async with await start_server(handler, Listener.BROKER,
+                                      security=security(stores, "none")) as server:  # fmt: skip
+            context = client_context(ssl_settings(client_settings(stores, None)))
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=context)
+            writer.write(requests)
+            await writer.drain()
+            ids = []
+            for _ in range(count):
+                size = int.from_bytes(await reader.readexactly(4), "big")
+                answer = await reader.readexactly(size)
+                ids.append(int.from_bytes(answer[:4], "big"))
+            writer.close()
+            return ids
+
+    assert run(scenario()) == list(range(count))
