@@ -32,7 +32,9 @@ def add_connection_options(parser: argparse.ArgumentParser, *, required: bool = 
         help="REQUIRED: the server(s) to connect to, HOST1:PORT1,HOST2:PORT2",
     )
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
 
 

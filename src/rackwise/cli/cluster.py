@@ -69,8 +69,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     start.add_argument(
         "--security",
         choices=("plaintext", "ssl", "sasl_ssl", "sasl_plaintext"),
-        help="secure every listener (a new cluster; a restart keeps the cluster's): a private "
-        "CA and one certificate per node, and DIR/client.properties for the admin",
+        help="secure every listener (a new cluster; a restart keeps the cluster's) and turn the "
+        "authorizer on: a private CA and one certificate per node for TLS, User:broker for the "
+        "nodes and User:admin with SCRAM-SHA-512 for SASL, DIR/client.properties for the admin",
     )
     start.add_argument("--json", action="store_true", help="print cluster.json instead of a table")
     add_override_arguments(

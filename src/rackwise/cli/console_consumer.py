@@ -71,7 +71,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="consumer settings (Java names, as librdkafka reads them)",
     )
     add("--consumer.config", dest="consumer_config", metavar="FILE", help="consumer properties")
-    add("--command-config", metavar="FILE", help="client properties (PLAINTEXT only)")
+    add(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (Kafka's keys, SSL and SASL too)",
+    )
     parser.set_defaults(run=run)  # fmt: skip
 
 

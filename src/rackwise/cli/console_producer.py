@@ -71,7 +71,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="producer settings (Java names, as librdkafka reads them)",
     )
     add("--producer.config", dest="producer_config", metavar="FILE", help="producer properties")
-    add("--command-config", metavar="FILE", help="client properties (PLAINTEXT only)")
+    add(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (Kafka's keys, SSL and SASL too)",
+    )
     add("--sync", action="store_true", help="send each message synchronously")
     add(
         "--compression-codec",
