@@ -215,11 +215,11 @@ def test_command_config_is_read_or_refused_by_name(tmp_path: Path) -> None:
     plain.write_text("client.id=ops\nsecurity.protocol=plaintext\nrequest.timeout.ms=2000\n")
     assert read_command_config(str(plain), "consumer-groups")["client.id"] == "ops"
     sasl = tmp_path / "sasl.properties"
-    sasl.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
+    sasl.write_text("security.protocol=SASL_SSL\nsasl.kerberos.service.name=kafka\n")
     with pytest.raises(CommandConfigError) as refused:
         read_command_config(str(sasl), "consumer-groups")
     assert str(refused.value).startswith(
-        f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
+        f"--command-config {sasl}: not served: sasl.kerberos.service.name (rackwise "
     )
 
 

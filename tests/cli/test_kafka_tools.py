@@ -68,7 +68,7 @@ def test_command_config_is_read_by_every_tool(
     servers, _ = cluster
     good, bad = tmp_path / "good.properties", tmp_path / "bad.properties"
     good.write_text("client.id=ops\nrequest.timeout.ms=5000\n")
-    bad.write_text("security.protocol=SSL\n")
+    bad.write_text("sasl.kerberos.service.name=kafka\n")
     offsets = rackwise(
         "get-offsets", "--bootstrap-server", servers, "--topic", TOPIC, "--partitions", "0",
         "--command-config", str(good),
@@ -90,13 +90,14 @@ def test_command_config_is_read_by_every_tool(
         code = main([tool, "--bootstrap-server", servers, "--command-config", str(bad), *arguments])
         err = capsys.readouterr().err
         assert code == 1, tool
-        assert f"--command-config {bad}: not served: security.protocol=SSL (rackwise {tool} " in (
-            err
+        assert (
+            f"--command-config {bad}: not served: sasl.kerberos.service.name (rackwise {tool} "
+            in (err)
         ), err
     quorum = main(["metadata-quorum", "--bootstrap-server", servers, "--command-config", str(bad),
                    "describe", "--status"])  # fmt: skip
     assert quorum == 1
-    assert "(rackwise metadata-quorum connects over PLAINTEXT" in capsys.readouterr().err
+    assert "(rackwise metadata-quorum reads only bootstrap.servers" in capsys.readouterr().err
 
 
 def test_delete_records_prints_kafkas_lines(cluster: tuple[str, Path], tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_keys_come_from_the_file_then_the_flag_and_are_checked() -> None:
         ),
         (
             ["groups"],
-            "Entity type groups is not served: rackwise configs handles topics and brokers",
+            "Entity type groups is not served: rackwise configs handles topics, brokers and users",
         ),
     ],
 )
@@ -142,18 +142,18 @@ def test_a_topic_name_is_checked_as_kafkas_topic_validate() -> None:
     configs.validate_topic("orders.v1_x-y")
 
 
-def test_command_config_serves_plaintext_and_client_id_only(tmp_path: Path) -> None:
+def test_command_config_serves_the_client_keys_it_names(tmp_path: Path) -> None:
     plain, sasl, soon = (tmp_path / f"{n}.properties" for n in ("plain", "sasl", "soon"))
     plain.write_text("client.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=5000\n")
     assert read_command_config(str(plain), "configs")["client.id"] == "ops"
-    sasl.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
+    sasl.write_text("security.protocol=KERBEROS\nsasl.kerberos.service.name=kafka\n")
     with pytest.raises(CommandConfigError) as raised:
         read_command_config(str(sasl), "configs")
     assert str(raised.value) == (
-        f"--command-config {sasl}: not served: security.protocol=SASL_SSL, sasl.mechanism "
-        "(rackwise configs connects over PLAINTEXT and reads only bootstrap.servers, "
+        f"--command-config {sasl}: not served: security.protocol=KERBEROS, "
+        "sasl.kerberos.service.name (rackwise configs reads only bootstrap.servers, "
         "client.id, default.api.timeout.ms, request.timeout.ms, retry.backoff.ms, "
-        "security.protocol)"
+        "sasl.jaas.config, sasl.mechanism, security.protocol and ssl.*)"
     )
     soon.write_text("request.timeout.ms=soon\n")
     with pytest.raises(CommandConfigError, match=r"a number of ms: soon$"):
@@ -189,3 +189,78 @@ def test_the_lines_are_kafkas() -> None:
     assert configs.completed_line("brokers", "") == (
         "Completed updating default config for brokers in the cluster."
     )
+
+
+def test_command_config_logs_in_with_the_jaas_configuration(tmp_path: Path) -> None:
+    from rackwise.net.sasl_client import clear_logins, default_login
+
+    scram, gssapi, nobody = (tmp_path / f"{n}.properties" for n in ("scram", "gssapi", "nobody"))
+    scram.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="alice" password="alice-secret";\n'
+    )
+    gssapi.write_text("security.protocol=SASL_PLAINTEXT\n")  # Kafka's default mechanism
+    nobody.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        "org.apache.kafka.common.security.plain.PlainLoginModule required;\n"
+    )
+    try:
+        read_command_config(str(scram), "configs")
+        login = default_login()
+        assert login is not None
+        assert (login.mechanism, login.username, login.password) == (
+            "SCRAM-SHA-512",
+            "alice",
+            "alice-secret",
+        )
+    finally:
+        clear_logins()
+    with pytest.raises(CommandConfigError, match=r"GSSAPI is not served"):
+        read_command_config(str(gssapi), "configs")
+    with pytest.raises(CommandConfigError, match=r"has no username and password to log in"):
+        read_command_config(str(nobody), "configs")
+
+
+@pytest.mark.parametrize(
+    ("add", "delete", "message"),
+    [
+        ({"SCRAM-SHA-512": "[iterations=100,password=x]".strip("[]")}, [],
+         "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512"),
+        ({"SCRAM-SHA-256": "iterations=x,password=y"}, [],
+         "Invalid credential property SCRAM_SHA_256=iterations=x,password=y"),
+        ({"producer_byte_rate": "1024"}, [],
+         "Only quota and SCRAM credential configs can be added for 'users' using "
+         "--bootstrap-server. Unexpected config names: Set(producer_byte_rate) (rackwise "
+         "serves no quota configs)"),
+        ({}, ["scram-sha-512"],
+         "Only quota and SCRAM credential configs can be deleted for 'users' using "
+         "--bootstrap-server. Unexpected config names: Set(scram-sha-512) (rackwise serves "
+         "no quota configs)"),
+    ],
+)  # fmt: skip
+def test_user_configs_are_checked_as_kafka_checks_them(
+    add: dict[str, str], delete: list[str], message: str
+) -> None:
+    from rackwise.client.user_configs import check_user_configs
+
+    with pytest.raises(ConfigsArgumentError) as raised:
+        check_user_configs("alice", add, delete)
+    assert str(raised.value) == message
+
+
+def test_user_configs_default_to_kafkas_iterations() -> None:
+    from rackwise.client.user_configs import check_user_configs
+    from rackwise.security.scram import ScramMechanism
+
+    pairs = config_args.parse_add_config(
+        "SCRAM-SHA-512=[iterations=8192,password=alice-secret],SCRAM-SHA-256=[password=p,w]"
+    )
+    upsertions, deletions = check_user_configs("alice", pairs, ["SCRAM-SHA-256"])
+    assert [(u.mechanism, u.iterations, u.password) for u in upsertions] == [
+        (ScramMechanism.SCRAM_SHA_512, 8192, "alice-secret"),
+        (ScramMechanism.SCRAM_SHA_256, 4096, "p,w"),
+    ]
+    assert deletions == [ScramMechanism.SCRAM_SHA_256]
+    with pytest.raises(ConfigsArgumentError, match="--entity-default or --user-defaults"):
+        check_user_configs("", pairs, [])

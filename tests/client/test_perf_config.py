@@ -322,3 +322,35 @@ def test_librdkafka_takes_every_mapped_consumer_key_as_a_consumer_setting(
         assert any("is a producer property" in m for m in _config_warnings(handler))
     finally:
         control.close()
+
+
+def test_the_java_security_keys_become_librdkafkas() -> None:
+    from rackwise.client.librdkafka_security import SecurityConfigError, librdkafka_security
+
+    java = {
+        "security.protocol": "sasl_ssl",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+        'required username="admin" password="p";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/c/ca.pem",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": "/c/admin.pem",
+        "ssl.key.password": "k",
+        "ssl.endpoint.identification.algorithm": "",
+    }
+    assert librdkafka_security(java) == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "admin",
+        "sasl.password": "p",
+        "ssl.ca.location": "/c/ca.pem",
+        "ssl.key.location": "/c/admin.pem",
+        "ssl.certificate.location": "/c/admin.pem",
+        "ssl.key.password": "k",
+        "ssl.endpoint.identification.algorithm": "none",
+    }
+    with pytest.raises(SecurityConfigError, match=r"^ssl.truststore.type=JKS: librdkafka reads"):
+        librdkafka_security({"ssl.truststore.location": "/c/t.jks"})
+    with pytest.raises(SecurityConfigError, match="has no username and password"):
+        librdkafka_security({"sasl.jaas.config": "x.PlainLoginModule required;"})

@@ -88,8 +88,8 @@ def test_bootstrap_servers_instead_of_voters() -> None:
         (CONTROLLER, {"broker.replica.placer": "nope"}, "broker.replica.placer"),
         (
             CONTROLLER,
-            {"listener.security.protocol.map": "CONTROLLER:SSL"},
-            "listener.security.protocol.map",
+            {"listener.security.protocol.map": "CONTROLLER:TLS"},
+            "Invalid security protocol `TLS` defined in listener.security.protocol.map",
         ),
         (BROKER, {"node.id": "1"}, "node id 1 is a controller's"),
         (BROKER, {"listeners": "CONTROLLER://:9094"}, "configuration listeners"),

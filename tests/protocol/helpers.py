@@ -13,6 +13,7 @@ import kafka.protocol.admin as kafka_admin
 import kafka.protocol.consumer as kafka_consumer
 import kafka.protocol.metadata as kafka_metadata
 import kafka.protocol.producer as kafka_producer
+import kafka.protocol.sasl as kafka_sasl
 from hypothesis import strategies as st
 from kio.static.primitive import Records
 
@@ -43,7 +44,7 @@ def every_class(specs: tuple[Any, ...] = tuple(SUPPORTED.values())) -> list[tupl
 def kafka_python_class(api_name: str, kind: str) -> Any:
     """kafka-python's class of an API (``CreateTopics``, ``request``), or None if it has none."""
     name = api_name + ("Request" if kind == "request" else "Response")
-    for module in (kafka_admin, kafka_metadata, kafka_producer, kafka_consumer):
+    for module in (kafka_admin, kafka_metadata, kafka_producer, kafka_consumer, kafka_sasl):
         found = getattr(module, name, None)
         if found is not None:
             return found

@@ -79,6 +79,10 @@ EXPECTED = {
     55: ("DescribeQuorum", 0, 2, BC),
     59: ("FetchSnapshot", 0, 1, C),
     1000: ("CreateReplicaPlacement", 0, 0, BC),
+    17: ("SaslHandshake", 0, 1, BC),
+    36: ("SaslAuthenticate", 0, 2, BC),
+    50: ("DescribeUserScramCredentials", 0, 0, BC),
+    51: ("AlterUserScramCredentials", 0, 0, BC),
 }
 
 
@@ -107,6 +111,7 @@ def test_each_listener_serves_its_apis() -> None:
             14,
             15,
             16,
+            17,
             18,
             19,
             20,
@@ -120,6 +125,7 @@ def test_each_listener_serves_its_apis() -> None:
             33,
             34,
             35,
+            36,
             37,
             42,
             43,
@@ -127,6 +133,8 @@ def test_each_listener_serves_its_apis() -> None:
             45,
             46,
             47,
+            50,
+            51,
             55,
             60,
             61,
@@ -138,7 +146,8 @@ def test_each_listener_serves_its_apis() -> None:
         )
     ]
     assert sorted(apis_for(Listener.CONTROLLER)) == [
-        *(1, 18, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 59, 60),
+        *(1, 17, 18, 19, 20, 29, 30, 31, 32, 33, 36, 37, 43, 44, 45, 46, 50, 51, 52, 53, 54),
+        *(55, 56, 59, 60),
         *(62, 63, 67, 73),
         1000,
     ]
@@ -262,8 +271,8 @@ def test_negotiating_with_a_peers_api_versions() -> None:
         UnsupportedVersionException, match=r"does not support CREATE_REPLICA_PLACEMENT$"
     ):
         negotiate_with(ApiKey.CREATE_REPLICA_PLACEMENT, peer)
-    with pytest.raises(ValueError, match="BUG: api key 17 is not one rackwise speaks"):
-        negotiate(17, 0, 1)  # SaslHandshake
+    with pytest.raises(ValueError, match="BUG: api key 57 is not one rackwise speaks"):
+        negotiate(57, 0, 1)  # UpdateFeatures
 
 
 def test_classes_outside_the_range_are_refused() -> None:

@@ -133,8 +133,9 @@ API_VERSIONS_V3 = _hex("""
 _NAME = "11 6d657461646174612e76657273696f6e"  # "metadata.version"
 API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
     0000                        # ErrorCode
-    1b                          # ApiKeys: twenty-six
+    1f                          # ApiKeys: thirty
       0001 0004 0012 00         #   Fetch 4-18 (the quorum's followers fetch the metadata log)
+      0011 0000 0001 00         #   SaslHandshake 0-1
       0012 0000 0004 00         #   ApiVersions 0-4
       0013 0002 0007 00         #   CreateTopics 2-7
       0014 0001 0006 00         #   DeleteTopics 1-6
@@ -143,11 +144,14 @@ API_VERSIONS_RESPONSE_V3_CONTROLLER = _hex(f"""
       001f 0001 0003 00         #   DeleteAcls 1-3
       0020 0001 0004 00         #   DescribeConfigs 1-4
       0021 0000 0002 00         #   AlterConfigs 0-2
+      0024 0000 0002 00         #   SaslAuthenticate 0-2
       0025 0000 0003 00         #   CreatePartitions 0-3
       002b 0000 0002 00         #   ElectLeaders 0-2
       002c 0000 0001 00         #   IncrementalAlterConfigs 0-1
       002d 0000 0001 00         #   AlterPartitionReassignments 0-1
       002e 0000 0000 00         #   ListPartitionReassignments 0
+      0032 0000 0000 00         #   DescribeUserScramCredentials 0
+      0033 0000 0000 00         #   AlterUserScramCredentials 0
       0034 0000 0002 00         #   Vote 0-2
       0035 0000 0001 00         #   BeginQuorumEpoch 0-1
       0036 0000 0001 00         #   EndQuorumEpoch 0-1

@@ -27,6 +27,8 @@ KAFKA_API_KEYS = {
     "AccessControlEntryRecord": 18,
     "RemoveAccessControlEntryRecord": 19,
     "NoOpRecord": 20,
+    "UserScramCredentialRecord": 11,
+    "RemoveUserScramCredentialRecord": 22,
 }
 
 

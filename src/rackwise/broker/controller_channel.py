@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -131,8 +132,11 @@ class ControllerChannel:
         voters: Mapping[int, Address] | None = None,
         client_id: str,
         connect_timeout_s: float,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.addresses = list(addresses)
+        self.tls = tls
+        """The TLS of the controller listener (None: plaintext)."""
         self.voters = dict(voters or {})
         self.client_id = client_id
         self.connect_timeout_s = connect_timeout_s
@@ -202,7 +206,11 @@ class ControllerChannel:
         """A connection to the controller at ``address`` (the metadata fetch's, to the leader
         its answers named), which forgets it as the leader when it stops answering."""
         connection = await LeaderConnection.connect(
-            address[0], address[1], timeout_s=self.connect_timeout_s, client_id=self.client_id
+            address[0],
+            address[1],
+            timeout_s=self.connect_timeout_s,
+            client_id=self.client_id,
+            tls=self.tls,
         )
         assert isinstance(connection, LeaderConnection)
         if self.is_quorum:
@@ -238,7 +246,11 @@ class ControllerChannel:
 
     async def _describe(self, address: Address) -> tuple[Address, tuple[int, int, dict[int, Any]]]:
         connection = await KafkaConnection.connect(
-            address[0], address[1], timeout_s=self.connect_timeout_s, client_id=self.client_id
+            address[0],
+            address[1],
+            timeout_s=self.connect_timeout_s,
+            client_id=self.client_id,
+            tls=self.tls,
         )
         try:
             response = await connection.request(

@@ -57,7 +57,13 @@ from rackwise.common.error_codes import (
 )
 from rackwise.common.errors import RackwiseError
 from rackwise.image import MetadataImage
-from rackwise.net import NO_RESPONSE, CloseConnection, NoResponse, let_next_request_in
+from rackwise.net import (
+    NO_RESPONSE,
+    CloseConnection,
+    NoResponse,
+    let_next_request_in,
+    request_listener,
+)
 from rackwise.protocol import (
     ApiKey,
     FetchResponseValues,
@@ -303,12 +309,13 @@ class DataApis:
     def _endpoints(self, broker_ids: set[int]) -> list[dict[str, Any]]:
         image = self.image()
         out = []
+        listener = request_listener(self.listener_name)
         for broker_id in sorted(broker_ids):
             registration = image.brokers.get(broker_id)
             if registration is None:
                 continue
             for endpoint in registration.end_points:
-                if endpoint.name == self.listener_name:
+                if endpoint.name == listener:
                     out.append(
                         {
                             "node_id": broker_id,

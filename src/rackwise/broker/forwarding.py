@@ -95,6 +95,7 @@ FORWARDED: Final = frozenset(
         ApiKey.ALTER_PARTITION_REASSIGNMENTS,
         ApiKey.LIST_PARTITION_REASSIGNMENTS,
         ApiKey.ELECT_LEADERS,
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
     }
 )
 """The client APIs a broker forwards to the controller (and, with an authorizer, CreateAcls
@@ -209,6 +210,9 @@ def error_response(request: Any, error_code: int, message: str | None) -> Respon
                 for t in request.topic_partitions or ()
             ],
         }
+    elif api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        users = [d.name for d in request.deletions] + [u.name for u in request.upsertions]
+        values = {"results": [{"user": user, **item} for user in dict.fromkeys(users)]}
     else:
         raise ValueError(f"BUG: api key {api_key} is not forwarded")
     return make(response, with_required(response, values))
@@ -247,6 +251,8 @@ def applied_predicate(request: Any, response: Any) -> ImagePredicate | None:
         return _reassigned_predicate(request, response)
     if api_key in (ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS):
         return _acls_predicate(request, response)
+    if api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+        return _scram_predicate(request, response)
     if api_key == ApiKey.DELETE_TOPICS:
         names = {r.name for r in response.responses if _ok(r) and r.name}
         ids = {r.topic_id for r in response.responses if _ok(r) and getattr(r, "topic_id", None)}
@@ -274,6 +280,23 @@ def _acls_predicate(request: Any, response: Any) -> ImagePredicate | None:
     if not gone:
         return None
     return lambda image: not gone & set(image.acls.values())
+
+
+def _scram_predicate(request: Any, response: Any) -> ImagePredicate | None:
+    """Each credential upserted is in the image with its iterations, each one deleted gone."""
+    done = {r.user for r in response.results if _ok(r)}
+    kept = {(u.name, int(u.mechanism)): int(u.iterations) for u in request.upsertions}
+    wanted = {key: i for key, i in kept.items() if key[0] in done}
+    gone = {(d.name, int(d.mechanism)) for d in request.deletions if d.name in done}
+    if not wanted and not gone:
+        return None
+    return lambda image: (
+        all(
+            (c := image.scram_credentials.get(key)) is not None and c.iterations == i
+            for key, i in wanted.items()
+        )
+        and not any(key in image.scram_credentials for key in gone)
+    )
 
 
 def _reassigned_predicate(request: Any, response: Any) -> ImagePredicate | None:

@@ -55,7 +55,7 @@ from rackwise.coordinator import consumer_apis, group_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection, NoResponse
-from rackwise.node import acl_apis, gates
+from rackwise.node import acl_apis, gates, scram_apis
 from rackwise.node.authorization import CLUSTER_OPERATIONS, TOPIC_OPERATIONS, Authorization, Check
 from rackwise.protocol import ApiKey, Request, Response
 from rackwise.replica.manager import ReplicaManager
@@ -226,6 +226,9 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.DESCRIBE_ACLS: Entry(_describe_acls),
     ApiKey.CREATE_ACLS: Entry(_alter_acls),
     ApiKey.DELETE_ACLS: Entry(_alter_acls),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Entry(
+        lambda apis, request: scram_apis.describe(request.body, apis.image().scram_credentials)
+    ),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: Entry(_alter_configs),
     ApiKey.ALTER_CONFIGS: Entry(_alter_configs),
 }

@@ -45,6 +45,7 @@ from rackwise.broker.data_apis import DataApis
 from rackwise.broker.data_plane import DataPlane
 from rackwise.broker.forwarding import Forwarder, ImagePredicate
 from rackwise.broker.isr import IsrManager
+from rackwise.broker.listeners import BrokerListeners
 from rackwise.broker.log_dirs import DirectoryAssigner
 from rackwise.broker.metadata_fetcher import MetadataFetcher
 from rackwise.broker.metadata_follower import MetadataFollower
@@ -60,7 +61,7 @@ from rackwise.net import (
     KafkaServer,
     NetworkException,
     NoResponse,
-    start_server,
+    request_listener,
 )
 from rackwise.node.addresses import Endpoint
 from rackwise.node.authorization import authorization_of
@@ -77,7 +78,8 @@ from rackwise.node.meta_properties import (
 from rackwise.node.metrics import MetricsServer, RequestMetrics
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
-from rackwise.protocol import ApiKey, Listener, ProtocolError, Request, Response, error_name
+from rackwise.node.sasl_setup import set_node_logins
+from rackwise.protocol import ApiKey, ProtocolError, Request, Response, error_name
 from rackwise.raft.config import DEFAULT_QUORUM_FETCH_TIMEOUT_MS
 from rackwise.raft.config import QUORUM_FETCH_TIMEOUT_MS_CONFIG as QUORUM_FETCH_TIMEOUT_MS
 from rackwise.records import kafka_uuid
@@ -119,6 +121,8 @@ class Broker:
         if config.role != BROKER_ROLE:
             raise ConfigException(f"BUG: a {config.role}'s configuration given to a broker")
         self.config = config
+        self.listeners = BrokerListeners(config)
+        set_node_logins(config)
         self.node_id = config.node_id
         self.incarnation_id = incarnation_id or uuid.uuid4()
         # The configured (or stored) cluster id is what the controller is sent (None if
@@ -130,6 +134,7 @@ class Broker:
             voters={v.node_id: (v.host, v.port) for v in config.voters},
             client_id=f"rackwise-broker-{self.node_id}",
             connect_timeout_s=CONNECT_TIMEOUT_S,
+            tls=self.listeners.controller_tls,
         )
         self.log_dirs: list[LogDirectory] = []
         self.follower = MetadataFollower()
@@ -138,7 +143,6 @@ class Broker:
         self.ready = asyncio.Event()
         self.stopped = asyncio.Event()
         self.exit_status = 0
-        self.servers: list[KafkaServer] = []
         self.fetcher = MetadataFetcher(
             self.follower,
             self._connect,
@@ -248,17 +252,9 @@ class Broker:
         self.data.load({d.path: d.directory_id for d in self.log_dirs})
         self._online_dir_ids = tuple(self.data.online_dir_ids)
         self._offline_dir_ids = tuple(self.data.offline_dir_ids)
-        for endpoint in self.config.broker_endpoints:
-            server = await start_server(
-                self.requests.wrap(self.handle),
-                Listener.BROKER,
-                host=endpoint.host,
-                port=endpoint.port,
-                max_request_bytes=self.config.socket_request_max_bytes,
-                name=f"broker {self.node_id} {endpoint.listener_name}",
-                limits=self.config.server_limits(),
-            )
-            self.servers.append(server)
+        await self.listeners.start(
+            self.requests.wrap(self.handle), lambda: self.follower.image.scram_credentials
+        )
         self._main_loop = asyncio.get_running_loop()
         self.image_signal = Signal(self._main_loop)
         self._lifecycle_runs = [
@@ -281,25 +277,13 @@ class Broker:
             ",".join(str(e) for e in self.bound_endpoints()),
         )
 
-    def bound_endpoints(self) -> list[Endpoint]:
-        """The broker's client listeners as bound (a configured port 0 shows the real one)."""
-        return [
-            Endpoint(e.listener_name, e.host, server.port)
-            for e, server in zip(self.config.broker_endpoints, self.servers, strict=True)
-        ]
+    @property
+    def servers(self) -> list[KafkaServer]:
+        return self.listeners.servers
 
-    def advertised_endpoints(self) -> list[Endpoint]:
-        """The listeners registered with the controller: ``advertised.listeners`` (default:
-        the bound listeners), with a configured port 0 replaced by the bound port."""
-        bound = {e.listener_name: e for e in self.bound_endpoints()}
-        out = []
-        for endpoint in self.config.advertised_listeners:
-            if endpoint.listener_name in self.config.controller_listener_names:
-                continue
-            actual = bound.get(endpoint.listener_name)
-            port = endpoint.port or (actual.port if actual else 0)
-            out.append(Endpoint(endpoint.listener_name, endpoint.host, port))
-        return out
+    def bound_endpoints(self) -> list[Endpoint]:
+        """The broker's client listeners as bound (:mod:`rackwise.broker.listeners`)."""
+        return self.listeners.bound_endpoints()
 
     async def stop(self) -> None:
         """Stop serving and every task; no unregistration (the lease runs out)."""
@@ -311,8 +295,7 @@ class Broker:
         self.lifecycle_thread.stop()
         for run in self._lifecycle_runs:
             run.cancel()
-        for server in self.servers:
-            await server.close()
+        await self.listeners.close()
         if self.metrics is not None:
             self.metrics.close()
         await self.groups.close()
@@ -370,6 +353,7 @@ class Broker:
                         endpoint.port,
                         timeout_s=CONNECT_TIMEOUT_S,
                         client_id=f"rackwise-replica-fetcher-{self.node_id}",
+                        tls=self.listeners.inter_broker_tls,
                     )
         raise NetworkException(f"broker {broker_id} has no {listener} endpoint in the metadata")
 
@@ -391,10 +375,7 @@ class Broker:
             "broker_id": self.node_id,
             "cluster_id": self.cluster_id or "",
             "incarnation_id": self.incarnation_id,
-            "listeners": [
-                {"name": e.listener_name, "host": e.host, "port": e.port, "security_protocol": 0}
-                for e in self.advertised_endpoints()
-            ],
+            "listeners": self.listeners.registration(),
             "features": [
                 {
                     "name": "metadata.version",
@@ -550,7 +531,7 @@ class Broker:
         return broker_apis.BrokerInfo(
             node_id=self.node_id,
             cluster_id=self.client_cluster_id,
-            listener_name=self._client_listener,
+            listener_name=request_listener(self._client_listener),
             static_config=self.config.properties,
             applied_offset=self.follower.applied_offset,
         )

@@ -32,7 +32,9 @@ def add_connection_options(parser: argparse.ArgumentParser, *, required: bool = 
         help="REQUIRED: the server(s) to connect to, HOST1:PORT1,HOST2:PORT2",
     )
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
 
 
@@ -42,6 +44,20 @@ def command_config(args: argparse.Namespace, tool: str) -> dict[str, str]:
 
     path = getattr(args, "command_config", None)
     return read_command_config(path, tool) if path else {}
+
+
+def librdkafka_settings(props: dict[str, str]) -> dict[str, str]:
+    """``props`` (a client properties file) with the Java security keys in librdkafka's
+    terms; one that cannot be honoured is one error line."""
+    from rackwise.client.librdkafka_security import (  # noqa: PLC0415
+        SecurityConfigError,
+        with_librdkafka_security,
+    )
+
+    try:
+        return with_librdkafka_security(props)
+    except SecurityConfigError as e:
+        raise CommandError(str(e)) from None
 
 
 @asynccontextmanager

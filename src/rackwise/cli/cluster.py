@@ -66,6 +66,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"how long to wait for the brokers (default {DEFAULT_START_TIMEOUT_S:g})",
     )
+    start.add_argument(
+        "--security",
+        choices=("plaintext", "ssl", "sasl_ssl", "sasl_plaintext"),
+        help="secure every listener (a new cluster; a restart keeps the cluster's) and turn the "
+        "authorizer on: a private CA and one certificate per node for TLS, User:broker for the "
+        "nodes and User:admin with SCRAM-SHA-512 for SASL, DIR/client.properties for the admin",
+    )
     start.add_argument("--json", action="store_true", help="print cluster.json instead of a table")
     add_override_arguments(
         start,
@@ -114,6 +121,7 @@ def run_up(args: argparse.Namespace) -> int:
             overrides=overrides,
             log_dirs=args.log_dirs,
             num_controllers=args.controllers,
+            security=args.security,
         )
     except Interrupted as e:  # SIGINT or SIGTERM: one line, 130 or 143
         print(f"error: {e}", file=sys.stderr)
@@ -124,6 +132,10 @@ def run_up(args: argparse.Namespace) -> int:
     print(_table(states))
     brokers = ",".join(s.spec.address for s in states if s.spec.role == "broker")
     print(f"\nbootstrap servers: {brokers}")
+    from rackwise.cluster.security import recorded_mode, usage  # noqa: PLC0415
+
+    if recorded_mode(Path(args.dir).resolve()) is not None:
+        print(usage(Path(args.dir).resolve(), brokers))
     return 0
 
 

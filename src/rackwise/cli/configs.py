@@ -1,8 +1,8 @@
-"""``rackwise configs``: Kafka's ``kafka-configs.sh`` (``ConfigCommand``) for topics, brokers
-and the broker default: ``--describe`` (``--all``) and ``--alter`` (``--add-config``,
-``--add-config-file``, ``--delete-config``) of ``--entity-type topics|brokers`` with
-``--entity-name`` or ``--entity-default`` (or ``--topic``, ``--broker``, ``--broker-defaults``),
-with Kafka's flags, checks, lines and exit codes.
+"""``rackwise configs``: Kafka's ``kafka-configs.sh`` (``ConfigCommand``) for topics, brokers,
+the broker default and users' SCRAM credentials: ``--describe`` (``--all``) and ``--alter``
+(``--add-config``, ``--add-config-file``, ``--delete-config``) of ``--entity-type
+topics|brokers|users`` with ``--entity-name`` or ``--entity-default`` (or ``--topic``,
+``--broker``, ``--broker-defaults``), with Kafka's flags, checks, lines and exit codes.
 
 Constraints
     * The checks are :mod:`rackwise.client.config_args`'s, the requests and the lines
@@ -31,22 +31,29 @@ from rackwise.cli.errors import CommandError
 
 if TYPE_CHECKING:
     from rackwise.client.configs import ConfigsAdmin
+    from rackwise.client.connections import Connections
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--bootstrap-server", metavar="HOST:PORT", help="the Kafka servers to connect to")
-    add("--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)")
+    add("--command-config", metavar="FILE", help="admin client properties (Kafka's keys)")
     add("--describe", action="store_true", help="list configs for the given entity")
     add("--alter", action="store_true", help="alter the configuration for the entity")
     add("--all", action="store_true", help="with --describe: every config, not only dynamic")
-    add("--entity-type", action="append", default=[], metavar="TYPE", help="topics or brokers")
+    add(
+        "--entity-type",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="topics, brokers or users",
+    )
     add(
         "--entity-name",
         action="append",
         dest="entity_names",
         metavar="NAME",
-        help="a topic's name or a broker's id",
+        help="a topic's name, a broker's id or a user's name",
     )
     add(
         "--entity-default",
@@ -164,13 +171,33 @@ async def _run(
     )
     admin = configs.ConfigsAdmin(connections, entity_type)
     try:
-        if args.alter:
+        if entity_type == config_args.USERS:
+            await _users(connections, args, names)
+        elif args.alter:
             await _alter(admin, args, names[0])
         else:
             await _describe(admin, names[0] if names else None, describe_all=args.all)
     finally:
         await connections.close()
     return 0
+
+
+async def _users(connections: Connections, args: argparse.Namespace, names: list[str]) -> None:
+    """SCRAM credentials: ``--alter`` of one user, ``--describe`` of the users named (all)."""
+    from rackwise.client import config_args, configs, user_configs  # noqa: PLC0415
+
+    if not args.alter:
+        for line in await user_configs.describe(connections, [n for n in names if n]):
+            print(line)
+        return
+    if args.add_config_file is not None:
+        add = config_args.configs_to_add(None, Path(args.add_config_file).read_text("utf-8"))
+    else:
+        add = config_args.configs_to_add(args.add_config, None)
+    delete = config_args.configs_to_delete(args.delete_config)
+    upsertions, deletions = user_configs.check_user_configs(names[0], add, delete)
+    await user_configs.alter(connections, names[0], upsertions, deletions)
+    print(configs.completed_line(config_args.USERS, names[0]))
 
 
 async def _describe(admin: ConfigsAdmin, name: str | None, *, describe_all: bool) -> None:

@@ -23,10 +23,11 @@ import argparse
 import random
 import sys
 
-from rackwise.cli._admin import command_config
+from rackwise.cli._admin import command_config, librdkafka_settings
 from rackwise.cli._servers import check_bootstrap_servers, refuse_dead_bootstrap
 from rackwise.cli.console_producer import key_values, number_flags, properties_file
 from rackwise.cli.errors import CommandError
+from rackwise.client.librdkafka_security import SECURITY_KEYS
 
 FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
 
@@ -70,7 +71,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="consumer settings (Java names, as librdkafka reads them)",
     )
     add("--consumer.config", dest="consumer_config", metavar="FILE", help="consumer properties")
-    add("--command-config", metavar="FILE", help="client properties (PLAINTEXT only)")
+    add(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (Kafka's keys, SSL and SASL too)",
+    )
     parser.set_defaults(run=run)  # fmt: skip
 
 
@@ -131,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from rackwise.client.console_format import FormatError, create_formatter  # noqa: PLC0415
 
     extra = {
-        **properties_file(args.consumer_config),
+        **librdkafka_settings(properties_file(args.consumer_config)),
         **key_values(args.consumer_property, "--consumer-property"),
     }
     _check(args, extra)
@@ -148,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
     group = args.group or extra.get("group.id")
     settings = {
         "client.id": config.get("client.id", "console-consumer"),
+        **librdkafka_settings({k: v for k, v in config.items() if k in SECURITY_KEYS}),
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
         "isolation.level": args.isolation_level or "read_uncommitted",
         **({} if group else {"enable.auto.commit": "false"}),

@@ -26,9 +26,10 @@ import argparse
 import sys
 from typing import Final
 
-from rackwise.cli._admin import command_config
+from rackwise.cli._admin import command_config, librdkafka_settings
 from rackwise.cli._servers import check_bootstrap_servers, refuse_dead_bootstrap
 from rackwise.cli.errors import CommandError
+from rackwise.client.librdkafka_security import SECURITY_KEYS
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 LINE_READER = "org.apache.kafka.tools.LineMessageReader"
@@ -70,7 +71,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="producer settings (Java names, as librdkafka reads them)",
     )
     add("--producer.config", dest="producer_config", metavar="FILE", help="producer properties")
-    add("--command-config", metavar="FILE", help="client properties (PLAINTEXT only)")
+    add(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (Kafka's keys, SSL and SASL too)",
+    )
     add("--sync", action="store_true", help="send each message synchronously")
     add(
         "--compression-codec",
@@ -132,7 +137,8 @@ def producer_settings(args: argparse.Namespace, config: dict[str, str]) -> dict[
     numbers = number_flags(args, tuple(flag for flag, *_ in SETTING_FLAGS))
     settings: dict[str, object] = {
         **{k: v for k, v in config.items() if k in CLIENT_KEYS},
-        **properties_file(args.producer_config),
+        **librdkafka_settings({k: v for k, v in config.items() if k in SECURITY_KEYS}),
+        **librdkafka_settings(properties_file(args.producer_config)),
         **key_values(args.producer_property, "--producer-property"),
         "bootstrap.servers": args.bootstrap_server,
         "compression.type": args.compression_codec,

@@ -25,8 +25,8 @@ Constraints
     * ``--json`` prints the rows of the table (or the listing, the reset plan, the statuses)
       as one JSON document, a list of objects with snake_case keys; messages then all go to
       stderr.
-    * ``--command-config`` is read by :mod:`rackwise.client.command_config`: PLAINTEXT only,
-      any other key (SASL, SSL) refused by name.
+    * ``--command-config`` is read by :mod:`rackwise.client.command_config`: Kafka's client
+      keys, SSL and SASL among them, any other key refused by name.
     * The tool followed is Kafka's Java ``ConsumerGroupCommand`` of late 2024 (trunk before
       4.0). Two of its outputs are not copied: ``--members --verbose`` prints
       ``topic(0,1)`` as the tool did before its Java port dropped the topic names, and a

@@ -60,7 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help='the brokers to query, "0,1,2" (default: every broker of the cluster)',
     )
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
     parser.add_argument(
         "--topic-list",

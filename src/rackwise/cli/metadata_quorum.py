@@ -21,7 +21,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     servers.add_argument("--bootstrap-server", metavar="HOST:PORT", help="a broker to ask")
     servers.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="a controller to ask")
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True

@@ -20,7 +20,9 @@ from rackwise.formats.reassignment import (
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT", help="a broker")
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
     parser.add_argument("--partitions", required=True, type=int, metavar="N")
     parser.add_argument("--replication-factor", required=True, type=int, metavar="R")

@@ -61,7 +61,9 @@ REPORTS: Final = (
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: a broker")
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client properties (PLAINTEXT only)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client properties (Kafka's keys, SSL and SASL too)",
     )
     for action, text in (
         ("create", "Create a new topic."),

@@ -54,6 +54,8 @@ from rackwise.common.error_codes import (
     UNKNOWN_SERVER_ERROR,
     UNSUPPORTED_VERSION,
 )
+from rackwise.net.sasl_client import default_login
+from rackwise.net.tls import client_tls
 
 SCHEMAS_PACKAGE: Final = "rackwise.protocol.schemas"
 """Where rackwise's own message specs live (CreateReplicaPlacement*.json)."""
@@ -226,6 +228,21 @@ def placement_from_response(response: Any) -> list[tuple[int, tuple[int, ...]]]:
     )
 
 
+def kafka_python_security() -> dict[str, Any]:
+    """kafka-python's settings for what ``--command-config`` set: TLS with its context, SASL
+    with its mechanism and credentials."""
+    tls, login = client_tls(), default_login()
+    settings: dict[str, Any] = {}
+    if tls is not None:
+        settings = {"security_protocol": "SSL", "ssl_context": tls}
+    if login is not None:
+        settings["security_protocol"] = "SASL_SSL" if tls is not None else "SASL_PLAINTEXT"
+        settings["sasl_mechanism"] = login.mechanism
+        settings["sasl_plain_username"] = login.username
+        settings["sasl_plain_password"] = login.password
+    return settings
+
+
 class Admin:
     """A connection to a cluster through kafka-python's ``KafkaAdminClient`` (see the module)."""
 
@@ -244,12 +261,14 @@ class Admin:
             pass  # not host:port; kafka-python refuses it in its own words
         except BootstrapUnreachable as e:
             raise AdminError(str(e), name="NETWORK_EXCEPTION") from None
+        secured = kafka_python_security()
         try:
             self._client = KafkaAdminClient(
                 bootstrap_servers=bootstrap_servers,
                 client_id=client_id,
                 request_timeout_ms=timeout_ms,
                 bootstrap_timeout_ms=timeout_ms,
+                **secured,
             )
         except kafka_errors.KafkaError as e:
             raise AdminError(

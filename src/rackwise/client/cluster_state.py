@@ -25,9 +25,11 @@ Constraints
       cluster (its bootstrap servers), the request and why; a cluster none of whose bootstrap
       servers accepts a connection says so at once instead of waiting out ``timeout_ms``.
     * ``config`` holds admin client properties (``--command-config``): ``client.id`` and
-      ``request.timeout.ms`` are used, ``bootstrap.servers`` is ignored (the argument wins) and
-      ``security.protocol`` may only be PLAINTEXT; a key no command serves
-      (:data:`rackwise.client.command_config.KEYS`) is refused by name.
+      ``request.timeout.ms`` are used, ``bootstrap.servers`` is ignored (the argument wins);
+      ``security.protocol`` and the ``ssl.*`` and ``sasl.*`` keys take effect through
+      :func:`~rackwise.client.command_config.read_command_config`, which must have read them
+      (a secured protocol without its TLS context or login is refused); a key no command
+      serves (:data:`rackwise.client.command_config.KEYS`) is refused by name.
 
 Worked example
     ``read_cluster("127.0.0.1:9092")`` against brokers 1-3 with topic ``t`` (one partition on
@@ -70,7 +72,7 @@ TOPIC_CONFIG_KEYS: Final = (
 """The topic configs read for every topic."""
 DEFAULT_MIN_INSYNC: Final = 1
 """Kafka's default ``min.insync.replicas``, for a topic whose config does not say."""
-SERVED_CONFIG_KEYS: Final = command_config.KEYS
+SERVED_CONFIG_KEYS: Final = command_config.KEYS | command_config.CLIENT_SSL_KEYS
 """The client properties accepted (those every command serves); ``client.id`` and
 ``request.timeout.ms`` are used."""
 BROKER_ENDPOINTS: Final = 1
@@ -169,12 +171,13 @@ def _options(bootstrap: str, config: Mapping[str, str], timeout_ms: int) -> tupl
     refused by name."""
     refused = sorted(k for k in config if k not in SERVED_CONFIG_KEYS)
     protocol = config.get("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
+    if protocol not in command_config.PROTOCOLS_SERVED or not _secured_as(protocol):
         refused.insert(0, f"security.protocol={protocol}")
     if refused:
         raise ClusterStateError(
             f"cluster {bootstrap}: client config not served: {', '.join(refused)} (rackwise "
-            f"connects over PLAINTEXT and reads only {', '.join(sorted(SERVED_CONFIG_KEYS))})"
+            f"reads only {', '.join(sorted(command_config.KEYS))} and ssl.*, the security "
+            "keys as --command-config set them)"
         )
     text = config.get("request.timeout.ms", str(timeout_ms)).strip()
     if not text.isdigit() or int(text) == 0:
@@ -182,6 +185,17 @@ def _options(bootstrap: str, config: Mapping[str, str], timeout_ms: int) -> tupl
             f"cluster {bootstrap}: request.timeout.ms must be a positive number of ms: {text}"
         )
     return config.get("client.id", CLIENT_ID), min(int(text), timeout_ms) / 1000
+
+
+def _secured_as(protocol: str) -> bool:
+    """Whether this process's connections speak ``protocol`` (TLS and login set up)."""
+    from rackwise.net.sasl_client import default_login  # noqa: PLC0415
+    from rackwise.net.tls import client_tls  # noqa: PLC0415
+
+    has_tls, has_login = client_tls() is not None, default_login() is not None
+    return (protocol in ("SSL", "SASL_SSL")) == has_tls and protocol.startswith("SASL_") == (
+        has_login
+    )
 
 
 def addresses_of(bootstrap: str) -> list[tuple[str, int]]:

@@ -8,8 +8,9 @@ Constraints
       ``IllegalArgumentException`` carries (the tool prints it alone), in the order Kafka's
       ``checkArgs`` checks; where Kafka's message does not name the bad value (a malformed
       ``--add-config`` entry), the entry is added after it. Entity types Kafka knows but
-      rackwise does not serve (users, clients, ips, broker-loggers, client-metrics, groups)
-      are refused by name after Kafka's own checks.
+      rackwise does not serve (clients, ips, broker-loggers, client-metrics, groups) are
+      refused by name after Kafka's own checks; users are served for their SCRAM
+      credentials (:mod:`rackwise.client.user_configs`).
 
 Worked example
     ``parse_add_config("retention.ms=1000,cleanup.policy=[compact,delete]")`` is
@@ -33,7 +34,8 @@ KAFKA_ENTITY_TYPES: Final = (
     "topics", "clients", "users", "brokers", "ips", "broker-loggers", "client-metrics", "groups",
 )  # fmt: skip
 """Kafka's ``BrokerSupportedConfigTypes``, in its order."""
-SERVED_ENTITY_TYPES: Final = (TOPICS, BROKERS)
+USERS: Final = "users"
+SERVED_ENTITY_TYPES: Final = (TOPICS, BROKERS, USERS)
 BROKER_DEFAULT: Final = ""
 """The resource name of the cluster-wide broker default."""
 CLIENT_ID: Final = "rackwise-configs"
@@ -134,7 +136,7 @@ def check_entity_types(entity_types: Sequence[str], *, mixed: bool = False) -> N
     if served:
         raise ConfigsArgumentError(
             f"Entity type {served[0]} is not served: rackwise configs handles "
-            f"{' and '.join(SERVED_ENTITY_TYPES)}"
+            f"{', '.join(SERVED_ENTITY_TYPES[:-1])} and {SERVED_ENTITY_TYPES[-1]}"
         )
 
 
@@ -155,7 +157,7 @@ def check_entity_names(entity_type: str, names: Sequence[str], *, alter: bool) -
             f"--entity-default must not be specified with --describe of {entity_type}"
         )
     if alter:
-        if entity_type == BROKERS and not has_name and not has_default:
+        if entity_type in (BROKERS, USERS) and not has_name and not has_default:
             raise ConfigsArgumentError(
                 "An entity-name or default entity must be specified with --alter of users, "
                 "clients, brokers or ips"

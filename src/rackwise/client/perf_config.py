@@ -53,6 +53,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
+from rackwise.client.librdkafka_security import (
+    SECURITY_KEYS,
+    SecurityConfigError,
+    librdkafka_security,
+)
 from rackwise.common import RackwiseError
 from rackwise.common import error_codes as codes
 from rackwise.common.config_values import parse_int_config
@@ -230,9 +235,14 @@ def refuse_transactions(
 
 def librdkafka_producer_config(java: Mapping[str, str]) -> dict[str, str]:
     """The librdkafka settings of the Java producer settings ``java`` (module docstring)."""
-    _refuse_unknown("producer", java, PRODUCER_KEYS, PRODUCER_DROPPED | set(COMPRESSION_LEVEL_KEYS))
+    _refuse_unknown(
+        "producer",
+        java,
+        PRODUCER_KEYS,
+        PRODUCER_DROPPED | set(COMPRESSION_LEVEL_KEYS) | SECURITY_KEYS,
+    )
     _require_bootstrap(java)
-    config = dict(JAVA_PRODUCER_DEFAULTS)
+    config = dict(JAVA_PRODUCER_DEFAULTS) | _security(java)
     for key, value in java.items():
         if key in PRODUCER_KEYS:
             config[PRODUCER_KEYS[key]] = value
@@ -270,9 +280,10 @@ def _assignors(text: str) -> str:
 def librdkafka_consumer_config(java: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """The librdkafka settings of the Java consumer settings ``java``, and the number of
     records to take per ``consume()`` call (``max.poll.records``)."""
-    _refuse_unknown("consumer", java, CONSUMER_KEYS, CONSUMER_DROPPED)
+    _refuse_unknown("consumer", java, CONSUMER_KEYS, CONSUMER_DROPPED | SECURITY_KEYS)
     _require_bootstrap(java)
     config = {CONSUMER_KEYS[key]: value for key, value in java.items() if key in CONSUMER_KEYS}
+    config |= _security(java)
     config.setdefault(CLIENT_ID, DEFAULT_CONSUMER_CLIENT_ID)
     if ASSIGNMENT_STRATEGY in java:
         config[ASSIGNMENT_STRATEGY] = _assignors(java[ASSIGNMENT_STRATEGY])
@@ -282,6 +293,14 @@ def librdkafka_consumer_config(java: Mapping[str, str]) -> tuple[dict[str, str],
             f"Invalid value {text} for configuration {MAX_POLL_RECORDS}: Value must be at least 1"
         )
     return config, int(text)
+
+
+def _security(java: Mapping[str, str]) -> dict[str, str]:
+    """The security keys in librdkafka's terms (:mod:`rackwise.client.librdkafka_security`)."""
+    try:
+        return librdkafka_security(java)
+    except SecurityConfigError as e:
+        raise ClientConfigException(str(e)) from None
 
 
 def _refuse_unknown(

@@ -22,6 +22,7 @@ from rackwise.cluster.plan import (
     node_properties,
 )
 from rackwise.cluster.processes import config_path
+from rackwise.cluster.security import ClusterSecurity
 from rackwise.formats.properties import format_properties
 from rackwise.node.config import CLUSTER_ID, NodeConfig, overrides_for_role
 from rackwise.node.properties_file import load_properties
@@ -49,6 +50,7 @@ def new_configs(
     placer: str | None,
     overrides: Mapping[str, str],
     log_dirs: int,
+    security: ClusterSecurity | None = None,
 ) -> list[tuple[NodeSpec, dict[str, str]]]:
     """The ``.properties`` settings of each node that has no file yet, once every node's
     settings passed the checks its process makes (and an existing file agrees with the
@@ -68,6 +70,7 @@ def new_configs(
             overrides,
             log_dirs=log_dirs,
             num_brokers=sum(1 for s in states if s.spec.role == "broker"),
+            security=None if security is None else security.node_properties(node),
         )
         NodeConfig.from_properties(props)  # refuses an unknown key or a bad value, naming it
         config = config_path(directory, node)

@@ -96,6 +96,9 @@ from rackwise.cluster.processes import (
     start_node,
     stop_node,
 )
+from rackwise.cluster.sasl_users import ensure_admin_credential, log_in_as_node
+from rackwise.cluster.security import admin_tls, cluster_security
+from rackwise.net import use_client_tls
 
 DEFAULT_DIR: Final = "rackwise-cluster"
 CLUSTER_FILE: Final = "cluster.json"
@@ -260,6 +263,7 @@ def up(
     overrides: Mapping[str, str] | None = None,
     log_dirs: int | None = None,
     num_controllers: int | None = None,
+    security: str | None = None,
 ) -> list[NodeState]:
     """Start whichever nodes of the cluster in ``directory`` are not running (all of them the
     first time), wait until every broker is registered and unfenced, record the pids.
@@ -268,7 +272,8 @@ def up(
 
     If a node fails to start, or SIGINT or SIGTERM arrives (:class:`Interrupted`), the nodes
     this call started are stopped again and ``cluster.json`` records what still runs; the
-    error says which were stopped."""
+    error says which were stopped. ``security`` (``--security``) secures a new cluster
+    (:mod:`rackwise.cluster.security`); a restart keeps the cluster's."""
     if log_dirs is not None and log_dirs < 1:
         raise ClusterError(f"--log-dirs {log_dirs}: a broker needs at least one log directory")
     overrides = dict(overrides or {})
@@ -280,13 +285,24 @@ def up(
         directory.mkdir(parents=True, exist_ok=True)
         states = _plan_or_reuse(directory, num_brokers, racks, num_controllers)
         count = log_dirs_count(directory, states, log_dirs)
-        new = new_configs(directory, states, placer, overrides, count)
+        secured = cluster_security(directory, security, [s.spec.name for s in states])
+        new = new_configs(directory, states, placer, overrides, count, secured)
         _check_ports(directory, states)
         with signals.held():
             if load_states(directory) is None:
                 save_states(directory, states)  # a cluster is recorded before its files
             write_configs(directory, states, new)
-        return _start(directory, states, signals, time.monotonic() + timeout_s, progress)
+            if secured is not None:
+                secured.write_files([node for node, _ in new])
+        use_client_tls(admin_tls(directory))
+        passwords = None if secured is None else secured.passwords
+        if passwords is not None:
+            log_in_as_node(passwords)
+        started = _start(directory, states, signals, time.monotonic() + timeout_s, progress)
+        if passwords is not None:
+            brokers = ",".join(s.spec.address for s in started if s.spec.role == "broker")
+            ensure_admin_credential(brokers, passwords)
+        return started
 
 
 def _start(

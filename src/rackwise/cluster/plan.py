@@ -240,6 +240,7 @@ def node_properties(
     overrides: Mapping[str, str] | None = None,
     log_dirs: int = 1,
     num_brokers: int | None = None,
+    security: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The ``.properties`` settings of ``node`` (Kafka's names), its paths under ``node_dir``;
     every node of one cluster gets the same ``cluster.id``, as ``kafka-storage format -t``
@@ -247,8 +248,9 @@ def node_properties(
     ``offsets.topic.replication.factor`` of its size (as Kafka's sample ``server.properties``
     sets 1), so that consumer groups can commit; brokers get
     ``group.initial.rebalance.delay.ms=0``, as that file sets it for development and testing
-    (a new group forms at once rather than after 3 s); then the ``overrides`` for the node's
-    role, last."""
+    (a new group forms at once rather than after 3 s); then the ``security`` settings of a
+    secured cluster (:mod:`rackwise.cluster.security`, its listeners among them); then the
+    ``overrides`` for the node's role, last."""
     props = {
         "node.id": str(node.id),
         "process.roles": node.role,
@@ -274,6 +276,7 @@ def node_properties(
         if num_brokers is not None and num_brokers < OFFSETS_REPLICATION_FACTOR:
             props["offsets.topic.replication.factor"] = str(num_brokers)
         props["group.initial.rebalance.delay.ms"] = "0"
+    props.update(security or {})
     props.update(overrides_for_role(overrides or {}, node.role))
     return props
 

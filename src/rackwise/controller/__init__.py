@@ -48,7 +48,6 @@ from rackwise.controller.controller import (
     MAX_RECORDS_PER_USER_OP,
     METADATA_VERSION_LEVEL,
     Controller,
-    Recovery,
     SnapshotJob,
 )
 from rackwise.controller.errors import (
@@ -90,6 +89,7 @@ from rackwise.controller.messages import (
 )
 from rackwise.controller.partition_change import Election, build_partition_change
 from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
+from rackwise.controller.recovery import Recovery
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, PartitionIndex
 from rackwise.protocol.errors import UnsupportedVersionException

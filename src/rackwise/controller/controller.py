@@ -56,7 +56,7 @@ from typing import Any, Final, Protocol
 from rackwise.common import JavaRandom
 from rackwise.common.collector import paused_gc
 from rackwise.common.errors import PolicyViolationException, RackwiseError
-from rackwise.controller import acls
+from rackwise.controller import acls, scram
 from rackwise.controller.alter_partition import AlterPartitionRequest, AlterPartitionTopicResult
 from rackwise.controller.clock import Clock
 from rackwise.controller.cluster import ClusterControl
@@ -90,6 +90,7 @@ from rackwise.controller.messages import (
 from rackwise.controller.placing import create_replica_placement
 from rackwise.controller.producer_ids import ProducerIdControl, ProducerIdsBlock
 from rackwise.controller.reassignment import list_partition_reassignments
+from rackwise.controller.recovery import recover
 from rackwise.controller.replication import ReplicationControl
 from rackwise.controller.state import ControllerState, ReplayBatch
 from rackwise.image import ConfigResource, MetadataImage
@@ -122,16 +123,6 @@ class SnapshotJob:
 
     image: MetadataImage
     end_offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    """What opening the log found: the snapshot's end offset (None: no snapshot) and how many
-    records came from the snapshot and from the log after it."""
-
-    snapshot_end_offset: int | None
-    num_snapshot_records: int
-    num_log_records: int
 
 
 class Controller:
@@ -174,7 +165,7 @@ class Controller:
         self.state.preferred_leader = self.replication.preferred_leader
         self.cluster = ClusterControl(self.config, self.tracker, self.replication)
         self.producer_ids = ProducerIdControl()
-        self.recovery = self._recover()
+        self.recovery = recover(self.log, self.state)
         self.epoch = max(log.latest_epoch, 0) + 1
         self.cluster.activate(self.state.image, self.clock())
         if METADATA_VERSION_FEATURE not in self.state.image.features:
@@ -208,31 +199,6 @@ class Controller:
                 continue
             if candidate not in self.state.image.topics_by_id:
                 return candidate
-
-    def _recover(self) -> Recovery:
-        log = self.log
-        reader = log.read_snapshot()
-        start = 0 if reader is None else reader.snapshot_id.end_offset
-        if log.start_offset > start:
-            raise RackwiseError(
-                f"the log starts at offset {log.start_offset} but the snapshot ends at {start}: "
-                "the records between are lost"
-            )
-        counts = [0, 0]
-
-        def batches() -> Iterator[ReplayBatch]:
-            if reader is not None:
-                for records in reader.batches():
-                    counts[0] += len(records)
-                    yield records, start, start - 1
-            for batch in log.read_from(start):
-                counts[1] += len(batch.records)
-                yield batch.records, batch.base_offset, None
-
-        with paused_gc():
-            self.state.replay_batches(batches())
-        self.state.end_offset = log.end_offset
-        return Recovery(None if reader is None else start, counts[0], counts[1])
 
     def _commit(self, batches: Sequence[list[Any]]) -> int:
         """Append the non-empty batches durably, replay them, snapshot if due (inside
@@ -354,6 +320,13 @@ class Controller:
             raise PolicyViolationException("Unable to perform excessively large batch operation.")
         if not validate_only:
             self._commit([records])
+
+    def alter_user_scram_credentials(self, request: scram.AlterScram) -> list[scram.UserResult]:
+        """AlterUserScramCredentials (:mod:`rackwise.controller.scram`), in one batch."""
+        records: list[Any] = []
+        results = scram.alter_user_scram_credentials(self.image, *request, records)
+        self._user_write(records)
+        return results
 
     # ---- brokers ---------------------------------------------------------------------------
 

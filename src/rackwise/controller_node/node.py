@@ -94,7 +94,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -115,6 +115,8 @@ from rackwise.node.authorization import authorization_of
 from rackwise.node.config import NodeConfig
 from rackwise.node.metrics import RequestMetrics
 from rackwise.node.properties_file import ConfigException
+from rackwise.node.sasl_setup import listener_sasl, set_node_logins
+from rackwise.node.tls_setup import client_tls, listener_security
 from rackwise.protocol import ApiKey, Listener, Request, Response, api_name
 from rackwise.raft.config import quorum_config
 
@@ -219,11 +221,13 @@ class ControllerNode:
             self.open()
         log = self.log
         assert log is not None
+        set_node_logins(self.config)
         self.driver = QuorumDriver(
             log,
             voter_addresses(self.config.voters),
             cluster_id=self.config.cluster_id,
             request_timeout_ms=self.quorum_config.request_timeout_ms,
+            tls=client_tls(self.config, self.config.controller_endpoint.listener_name),
         )
         await self.driver.start()
         await self._start_server()
@@ -242,7 +246,14 @@ class ControllerNode:
             limits=self.config.server_limits(),
             on_arrival=self._note_arrival,
             answer_on_io=self._answer_on_io,
+            security=listener_security(self.config, endpoint.listener_name),
+            sasl=listener_sasl(self.config, endpoint.listener_name, self._scram_credentials),
         )
+
+    def _scram_credentials(self) -> Mapping[tuple[str, int], Any]:
+        """The committed image's SCRAM credentials (read on the listener's thread)."""
+        controller = self.controller
+        return {} if controller is None else controller.image.scram_credentials
 
     @property
     def endpoint(self) -> Endpoint:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Iterable, Mapping
 from typing import Final
 
@@ -87,8 +88,11 @@ class QuorumDriver:
         *,
         cluster_id: str | None,
         request_timeout_ms: int,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.log = log
+        self.tls = tls
+        """The TLS of the controller listener (None: plaintext)."""
         self.voters = dict(voters)
         self.cluster_id = cluster_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -193,6 +197,7 @@ class QuorumDriver:
                     timeout_s=CONNECT_TIMEOUT_S,
                     client_id=f"raft-client-{self.log.raft.node_id}",
                     request_timeout_s=self.request_timeout_s,
+                    tls=self.tls,
                 )
             except Exception as e:
                 LOG.debug("no connection to voter %d at %s:%d: %s", node_id, host, port, e)

@@ -31,6 +31,7 @@ from rackwise.common.error_codes import NONE
 from rackwise.controller import ApiError, Controller
 from rackwise.controller_node.apis import brokers, configs, partitions, topics
 from rackwise.node import acl_apis
+from rackwise.node import scram_apis as scram
 from rackwise.node.config import NodeConfig
 from rackwise.protocol import ApiKey, Request, Response, make, response_class
 
@@ -172,6 +173,17 @@ def _alter_configs(controller: Controller, request: Request) -> Response:
     return configs.alter_configs_response(body, results)
 
 
+def _alter_scram(controller: Controller, request: Request) -> Response:
+    body = request.body
+    return scram.alter_response(
+        body, controller.alter_user_scram_credentials(scram.alter_args(body))
+    )
+
+
+def _describe_scram(controller: Controller, request: Request) -> Response:
+    return scram.describe(request.body, controller.image.scram_credentials)
+
+
 def _on_body(error: Callable[[Any, ApiError], Response]) -> Error:
     """An error answer built from the request's decoded body alone."""
     return lambda request, e: error(request.body, e)
@@ -216,6 +228,10 @@ ENTRIES: Final[Mapping[int, Entry]] = {
         _on_body(configs.alter_configs_error), _incremental_alter_configs
     ),
     ApiKey.ALTER_CONFIGS: Entry(_on_body(configs.alter_configs_error), _alter_configs),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: Entry(_on_body(scram.alter_error), _alter_scram),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Entry(
+        _on_body(scram.describe_error), _describe_scram, writes=False
+    ),
     # No authorizer: every controller, active or not, answers as Kafka's AclApis without one.
     ApiKey.DESCRIBE_ACLS: _no_authorizer(acl_apis.describe_acls),
     ApiKey.CREATE_ACLS: _no_authorizer(acl_apis.create_acls),

@@ -94,6 +94,7 @@ from rackwise.groups.offsets import (
     partition_for,
 )
 from rackwise.image import MetadataImage, TopicImage, endpoint_on
+from rackwise.net import request_listener
 from rackwise.node.data_config import DataPathConfig
 from rackwise.records.batch_v2 import iter_headers
 from rackwise.replica.manager import ReplicaManager
@@ -263,7 +264,9 @@ class GroupCoordinator:
         partition = topic.partitions[partition_for(key, len(topic.partitions))]
         broker = image.brokers.get(partition.leader)
         endpoint = (
-            None if broker is None or broker.fenced else endpoint_on(broker, self.listener_name)
+            None
+            if broker is None or broker.fenced
+            else endpoint_on(broker, request_listener(self.listener_name))
         )
         if endpoint is None:
             return COORDINATOR_NOT_AVAILABLE, NO_NODE

@@ -63,6 +63,7 @@ from rackwise.security.acl import AclBinding
 _LATEST_PARTITION: Final = PartitionRecord
 _PARTITION_TYPE: Final = RECORD_TYPES_BY_NAME["PartitionRecord"]
 _BROKER_TYPE: Final = RECORD_TYPES_BY_NAME["RegisterBrokerRecord"]
+_SCRAM_TYPE: Final = RECORD_TYPES_BY_NAME["UserScramCredentialRecord"]
 
 
 class ReplayError(RackwiseError, RuntimeError):
@@ -92,6 +93,7 @@ class MetadataDelta:
         self._changed_configs: set[ConfigResource] = set()
         self._next_producer_id = image.next_producer_id
         self._acls: dict[uuid.UUID, AclBinding] | None = None
+        self._scram: dict[tuple[str, int], Any] | None = None
 
     def replay(self, record: Any) -> None:
         """Apply one record (any version of any metadata record type)."""
@@ -142,6 +144,7 @@ class MetadataDelta:
             configs=configs,
             next_producer_id=self._next_producer_id,
             acls=_view(self._acls, base.acls),
+            scram_credentials=_view(self._scram, base.scram_credentials),
         )
         self._reset(image)
         return image
@@ -369,6 +372,20 @@ class MetadataDelta:
         if self._acls.pop(record.id, None) is None:
             raise _fail(record, "no such ACL")
 
+    def _user_scram_credential(self, record: Any) -> None:
+        """A user's credential for one mechanism, set or replaced."""
+        if self._scram is None:
+            self._scram = dict(self.image.scram_credentials)
+        self._scram[(record.name, record.mechanism)] = _SCRAM_TYPE.upgrade(record)
+
+    def _remove_user_scram_credential(self, record: Any) -> None:
+        """A user's credential for one mechanism deleted; it must exist (as Kafka's
+        ``ScramControlManager`` replays it)."""
+        if self._scram is None:
+            self._scram = dict(self.image.scram_credentials)
+        if self._scram.pop((record.name, record.mechanism), None) is None:
+            raise _fail(record, "there is no such credential to delete")
+
     def _no_op(self, record: Any) -> None:
         """Nothing to apply: a NoOpRecord or a control record only moves the log's offset on."""
 
@@ -429,6 +446,8 @@ _BY_NAME: Final[dict[str, Callable[[MetadataDelta, Any], None]]] = {
     "NoOpRecord": MetadataDelta._no_op,
     "AccessControlEntryRecord": MetadataDelta._access_control_entry,
     "RemoveAccessControlEntryRecord": MetadataDelta._remove_access_control_entry,
+    "UserScramCredentialRecord": MetadataDelta._user_scram_credential,
+    "RemoveUserScramCredentialRecord": MetadataDelta._remove_user_scram_credential,
 }
 _HANDLERS: Final[dict[type, Callable[[MetadataDelta, Any], None]]] = {
     cls: _BY_NAME[name]

@@ -40,6 +40,7 @@ from rackwise.records.metadata import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
+    UserScramCredentialRecord,
 )
 from rackwise.security.acl import AclBinding
 
@@ -102,6 +103,11 @@ class MetadataImage:
     acls: Mapping[uuid.UUID, AclBinding] = field(default_factory=_empty)
     """The ACLs by id (AccessControlEntryRecord); the same map object from one image to the
     next until an ACL changes, so what is built from it can be kept as long as it is."""
+    scram_credentials: Mapping[tuple[str, int], UserScramCredentialRecord] = field(
+        default_factory=_empty
+    )
+    """Users' SCRAM credentials by (user name, mechanism type), as the records that would
+    recreate them: salts and keys, never a password (Kafka's ``ScramImage``)."""
 
     @property
     def num_partitions(self) -> int:
@@ -126,7 +132,7 @@ class MetadataImage:
         (``metadata.version`` first), brokers by id, each topic by name followed by its
         partitions by id, configs by resource and key, then the next producer id block's start
         (a ProducerIdsRecord of no broker, once a block has been handed out), then the ACLs
-        by id."""
+        by id, then the users' SCRAM credentials by user and mechanism."""
         records: list[Any] = []
         for name in sorted(self.features, key=lambda n: (n != METADATA_VERSION_FEATURE, n)):
             records.append(FeatureLevelRecord(name=name, feature_level=self.features[name]))
@@ -157,4 +163,5 @@ class MetadataImage:
             )
         if self.acls:
             records.extend(record_of(i, self.acls[i]) for i in sorted(self.acls))
+        records.extend(self.scram_credentials[key] for key in sorted(self.scram_credentials))
         return records

@@ -44,11 +44,26 @@ Frames (:mod:`~rackwise.net.frames`)
     ``asyncio.BufferedProtocol``: a large frame is read from the socket straight into the
     buffer it is decoded from, with at most 64 KiB read ahead of its owner.
 
+SASL (:mod:`~rackwise.net.sasl`, :mod:`~rackwise.net.sasl_client`)
+    ``start_server(..., sasl=SaslServerConfig(mechanisms=("SCRAM-SHA-512",), scram_lookup=f))``
+    makes a SASL listener: a connection must authenticate (SaslHandshake, SaslAuthenticate)
+    before its requests reach the handler, and :func:`current_connection` then names its
+    principal. ``set_login(SaslLogin(mechanism, user, password))`` makes this process's own
+    connections log in wherever they connect (or at one address).
+
+Security (:mod:`~rackwise.net.tls`)
+    ``security=ListenerSecurity(listener_name, security_protocol, tls=context)`` gives a
+    server its listener's name and protocol, which each :class:`ClientConnection` carries
+    (:func:`request_listener` tells a handler which listener its request came on); with a TLS
+    context the listener handshakes first, bounded in time, and names the peer's principal
+    from its certificate. ``KafkaConnection.connect(..., tls=context)`` connects over TLS;
+    :func:`use_client_tls` sets the context of every connection a command opens.
+
 Errors (:mod:`~rackwise.net.errors`): :class:`NetworkException` (retriable, code 13) and its
 subclasses :class:`DisconnectException` and :class:`RequestTimedOutException` (code 7).
 """
 
-from rackwise.net.admission import ClientConnection, current_connection
+from rackwise.net.admission import ClientConnection, current_connection, request_listener
 from rackwise.net.client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_REQUEST_TIMEOUT_S,
@@ -60,6 +75,7 @@ from rackwise.net.errors import (
     DisconnectException,
     NetworkException,
     RequestTimedOutException,
+    SaslAuthenticationFailed,
 )
 from rackwise.net.io_thread import ArrivalHook, ThreadedKafkaServer, start_threaded_server
 from rackwise.net.limits import (
@@ -70,7 +86,10 @@ from rackwise.net.limits import (
     ServerLimits,
 )
 from rackwise.net.pipelining import NO_RESPONSE, Handler, NoResponse, let_next_request_in
+from rackwise.net.sasl import SaslServerConfig
+from rackwise.net.sasl_client import SaslLogin, SaslLoginFailed, set_login
 from rackwise.net.server import DEFAULT_HOST, KafkaServer, start_server
+from rackwise.net.tls import ListenerSecurity, TlsConfigError, client_tls, use_client_tls
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
@@ -89,13 +108,23 @@ __all__ = [
     "Handler",
     "KafkaConnection",
     "KafkaServer",
+    "ListenerSecurity",
     "NetworkException",
     "NoResponse",
     "RequestTimedOutException",
+    "SaslAuthenticationFailed",
+    "SaslLogin",
+    "SaslLoginFailed",
+    "SaslServerConfig",
     "ServerLimits",
     "ThreadedKafkaServer",
+    "TlsConfigError",
+    "client_tls",
     "current_connection",
     "let_next_request_in",
+    "request_listener",
+    "set_login",
     "start_server",
     "start_threaded_server",
+    "use_client_tls",
 ]

@@ -48,6 +48,7 @@ from rackwise.net.frames import FrameStream
 from rackwise.net.limits import ConnectionQuotas, LogThrottle, ServerLimits
 from rackwise.net.sockets import RESOURCE_ERRNOS, peer_address
 from rackwise.security import ANONYMOUS, KafkaPrincipal
+from rackwise.security.protocols import PLAINTEXT
 
 LOG: Final = logging.getLogger("rackwise.net")
 ACCEPT_RETRY_DELAY_S: Final = 0.1
@@ -69,6 +70,11 @@ class ClientConnection:
     peer: str
     """``ip:port`` of the peer."""
     ip: str
+    listener_name: str = PLAINTEXT
+    """The listener the connection came in on (Kafka's listener name, ``PLAINTEXT``,
+    ``CONTROLLER``...): answers that list endpoints list this listener's."""
+    security_protocol: str = PLAINTEXT
+    """What the listener speaks: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``."""
     principal: KafkaPrincipal = ANONYMOUS
     """Who the peer authenticated as (set by the listener's authentication; :data:`ANONYMOUS`
     until then and on a PLAINTEXT listener)."""
@@ -77,6 +83,13 @@ class ClientConnection:
 def current_connection() -> ClientConnection | None:
     """The connection whose request the calling task is handling (None outside a handler)."""
     return _CURRENT.get()
+
+
+def request_listener(default: str) -> str:
+    """The listener name of the connection whose request the calling task is handling, or
+    ``default`` outside a handler."""
+    connection = _CURRENT.get()
+    return default if connection is None else connection.listener_name
 
 
 def enter_connection(connection: ClientConnection) -> None:
@@ -114,8 +127,18 @@ class Admission:
     """One listener's accepting, quotas and idle sweeping (module docstring); ``serve`` runs
     each admitted connection."""
 
-    def __init__(self, name: str, limits: ServerLimits, serve: ConnectionTask) -> None:
+    def __init__(
+        self,
+        name: str,
+        limits: ServerLimits,
+        serve: ConnectionTask,
+        *,
+        listener_name: str = PLAINTEXT,
+        security_protocol: str = PLAINTEXT,
+    ) -> None:
         self.name = name
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
         self.limits = limits
         self.serve = serve
         self.quotas = ConnectionQuotas(limits.max_connections, limits.max_connections_per_ip)
@@ -189,7 +212,9 @@ class Admission:
                 )
             return
         self._next_id += 1
-        connection = ClientConnection(self._next_id, peer, ip)
+        connection = ClientConnection(
+            self._next_id, peer, ip, self.listener_name, self.security_protocol
+        )
         loop = asyncio.get_running_loop()
         client = ClientState(connection, loop.time())
         task = loop.create_task(self.serve(sock, client))

@@ -35,6 +35,7 @@ import asyncio
 import collections
 import contextlib
 import itertools
+import ssl
 import struct
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from rackwise.common.error_codes import UNSUPPORTED_VERSION
 from rackwise.net.errors import DisconnectException, RequestTimedOutException
 from rackwise.net.frames import STAGING_BYTES, FrameStream
 from rackwise.net.framing import OFF_LOOP_BYTES
+from rackwise.net.sasl_client import SaslLogin, authenticate, login_for
+from rackwise.net.tls import USE_DEFAULT, UseDefault, client_tls
 from rackwise.protocol import (
     ApiKey,
     FetchAnswer,
@@ -112,13 +115,27 @@ class KafkaConnection:
         client_id: str | None = "rackwise",
         request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        tls: ssl.SSLContext | UseDefault | None = USE_DEFAULT,
     ) -> KafkaConnection:
-        """A connection to ``host:port``; raises :class:`RequestTimedOutException` after
-        ``timeout_s`` and :class:`DisconnectException` if the connection is refused."""
+        """A connection to ``host:port`` (over TLS with ``tls``; by default the context
+        :func:`~rackwise.net.tls.use_client_tls` set, plaintext if none); raises
+        :class:`RequestTimedOutException` after ``timeout_s`` and :class:`DisconnectException`
+        if the connection is refused or its TLS handshake fails."""
+        context = client_tls() if isinstance(tls, UseDefault) else tls
+        loop = asyncio.get_running_loop()
+        stream = FrameStream()  # uvloop answers with its TLS protocol, not this one
         try:
-            _, stream = await asyncio.wait_for(
-                asyncio.get_running_loop().create_connection(FrameStream, host, port), timeout_s
-            )
+            if context is None:
+                opening = loop.create_connection(lambda: stream, host, port)
+            else:
+                opening = loop.create_connection(
+                    lambda: stream, host, port, ssl=context, ssl_handshake_timeout=timeout_s
+                )
+            await asyncio.wait_for(opening, timeout_s)
+        except ssl.SSLError as e:
+            raise DisconnectException(
+                f"Connection to {host}:{port} failed: SSL handshake failed: {e}"
+            ) from None
         except TimeoutError:
             raise RequestTimedOutException(
                 f"Connection to {host}:{port} timed out after {timeout_s:g} s"
@@ -127,15 +144,32 @@ class KafkaConnection:
             raise DisconnectException(f"Connection to {host}:{port} refused") from None
         except OSError as e:
             raise DisconnectException(
-                f"Connection to {host}:{port} failed: {e.strerror or e}"
+                f"Connection to {host}:{port} failed: {e.strerror or e or type(e).__name__}"
             ) from None
-        return cls(
+        connection = cls(
             stream,
             address=(host, port),
             client_id=client_id,
             request_timeout_s=request_timeout_s,
             max_response_bytes=max_response_bytes,
         )
+        login = login_for(host, port)
+        if login is not None:  # this process logs in wherever it connects (sasl_client)
+            try:
+                await asyncio.wait_for(connection._login(login), timeout_s)
+            except TimeoutError:
+                await connection.close()
+                raise RequestTimedOutException(
+                    f"Authentication with {host}:{port} timed out after {timeout_s:g} s"
+                ) from None
+            except BaseException:
+                await connection.close()
+                raise
+        return connection
+
+    async def _login(self, login: SaslLogin) -> None:
+        await self.negotiate_versions()
+        await authenticate(self, login)
 
     # ---- state ---------------------------------------------------------------------------
 

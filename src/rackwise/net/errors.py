@@ -28,6 +28,17 @@ class RequestTimedOutException(NetworkException):
     error_code = codes.REQUEST_TIMED_OUT
 
 
+class SaslAuthenticationFailed(NetworkException):
+    """Kafka's ``SaslAuthenticationException`` on the client side: the server refused the
+    login (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE), or
+    its answers did not prove it knows the credential. A network failure for the callers that
+    reconnect (a broker retries, as Kafka's does, and logs each refusal), but not retriable:
+    the same login fails again."""
+
+    error_code = codes.SASL_AUTHENTICATION_FAILED
+    retriable = False
+
+
 class CloseConnection(Exception):
     """Raised by a request handler to close the connection without answering (Kafka closes a
     channel it cannot serve rather than answering nonsense). ``str(e)`` is logged."""

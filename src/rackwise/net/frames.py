@@ -108,7 +108,9 @@ class FrameStream(asyncio.BufferedProtocol):
     def eof_received(self) -> bool:
         self._eof = True
         self._wake()
-        return True  # half-open: the owner decides when to close
+        # Half-open: the owner decides when to close (TLS transports close on EOF anyway).
+        tls = self._transport is not None and self._transport.get_extra_info("sslcontext")
+        return not tls
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True

@@ -40,7 +40,9 @@ from typing import Any, Final, TypeVar
 from rackwise.net import loops
 from rackwise.net.limits import ServerLimits
 from rackwise.net.pipelining import Handler
+from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.server import DEFAULT_HOST, KafkaServer
+from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener, Request
 
 T = TypeVar("T")
@@ -70,6 +72,8 @@ class ThreadedKafkaServer:
         limits: ServerLimits | None = None,
         on_arrival: ArrivalHook | None = None,
         answer_on_io: AnswerHook | None = None,
+        sasl: SaslServerConfig | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.handler = handler
         self.on_arrival = on_arrival
@@ -83,6 +87,8 @@ class ThreadedKafkaServer:
             max_request_bytes=max_request_bytes,
             name=name,
             limits=limits,
+            sasl=sasl,
+            security=security,
         )
         self.io_loop = loops.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=f"{self.name} io", daemon=True)
@@ -176,6 +182,8 @@ async def start_threaded_server(
     limits: ServerLimits | None = None,
     on_arrival: ArrivalHook | None = None,
     answer_on_io: AnswerHook | None = None,
+    sasl: SaslServerConfig | None = None,
+    security: ListenerSecurity | None = None,
 ) -> ThreadedKafkaServer:
     """A started :class:`ThreadedKafkaServer` (see there)."""
     server = ThreadedKafkaServer(
@@ -188,6 +196,8 @@ async def start_threaded_server(
         limits=limits,
         on_arrival=on_arrival,
         answer_on_io=answer_on_io,
+        sasl=sasl,
+        security=security,
     )
     await server.start()
     return server

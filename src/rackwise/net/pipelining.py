@@ -66,6 +66,7 @@ from rackwise.net.errors import CloseConnection
 from rackwise.net.frames import FrameStream
 from rackwise.net.framing import decodes_off_the_loop, is_produce, read_frame
 from rackwise.net.limits import MemoryPool
+from rackwise.net.sasl import Answer, Pass, Refuse, SaslGate, SaslServerConfig
 from rackwise.net.writer import send_response
 from rackwise.protocol import (
     Close,
@@ -142,8 +143,10 @@ class RequestPipeline:
         name: str,
         pool: MemoryPool,
         max_request_bytes: int,
+        sasl: SaslServerConfig | None = None,
     ) -> None:
         self.handler = handler
+        self.sasl = sasl
         self.listener = listener
         self.name = name
         self.pool = pool
@@ -155,6 +158,7 @@ class RequestPipeline:
         pool = self.pool
         waiting: collections.deque[asyncio.Task[bool]] = collections.deque()
         """Produce requests answered after their followers, oldest first."""
+        gate = SaslGate(self.sasl, client.connection, self.name)
         try:
             while True:
                 while waiting and waiting[0].done():
@@ -163,7 +167,7 @@ class RequestPipeline:
                 if len(waiting) >= MAX_WAITING_PRODUCES:
                     await asyncio.wait([waiting[0]])
                     continue
-                body = await read_frame(stream, client, pool, self.max_request_bytes)
+                body = await self._read(stream, client, gate)
                 if body is None:
                     return
                 if isinstance(body, Close):
@@ -175,7 +179,9 @@ class RequestPipeline:
                 if is_produce(body):
                     parked: asyncio.Future[None] = loop.create_future()
                     task = loop.create_task(
-                        self._answer_in_turn(body, stream, client, previous, size, granted, parked)
+                        self._answer_in_turn(
+                            body, stream, client, gate, previous, size, granted, parked
+                        )
                     )
                     del body
                     task.add_done_callback(functools.partial(_close_if_failed, stream))
@@ -188,7 +194,7 @@ class RequestPipeline:
                     # else the next request is read while this one waits
                 else:
                     try:
-                        if not await self._answer(body, stream, client, previous):
+                        if not await self._answer(body, stream, client, gate, previous):
                             return
                     finally:
                         del body
@@ -200,11 +206,33 @@ class RequestPipeline:
             for task in waiting:
                 task.cancel()
 
+    async def _read(
+        self, stream: FrameStream, client: ClientState, gate: SaslGate
+    ) -> bytes | memoryview | Close | None:
+        """The next frame; before authentication a smaller one, within the time left to
+        authenticate (None once it ran out: the connection closes)."""
+        deadline = gate.deadline()
+        if deadline is None:
+            return await read_frame(stream, client, self.pool, self.max_request_bytes)
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await read_frame(
+                    stream, client, self.pool, gate.max_receive(self.max_request_bytes)
+                )
+        except TimeoutError:
+            LOG.info(
+                "%s: closing the connection from %s: it did not authenticate in time",
+                self.name,
+                client.connection.peer,
+            )
+            return None
+
     async def _answer_in_turn(
         self,
         data: bytes | memoryview,
         stream: FrameStream,
         client: ClientState,
+        gate: SaslGate,
         previous: asyncio.Task[bool] | None,
         size: int,
         granted: bool,
@@ -215,7 +243,7 @@ class RequestPipeline:
         :func:`let_next_request_in`)."""
         _PARKED.set(parked)
         try:
-            return await self._answer(data, stream, client, previous)
+            return await self._answer(data, stream, client, gate, previous)
         finally:
             if not parked.done():
                 parked.set_result(None)
@@ -227,6 +255,7 @@ class RequestPipeline:
         data: bytes | memoryview,
         stream: FrameStream,
         client: ClientState,
+        gate: SaslGate,
         previous: asyncio.Task[bool] | None = None,
     ) -> bool:
         """Handle one frame and write its answer once ``previous`` (the answer to the request
@@ -243,6 +272,10 @@ class RequestPipeline:
             self._log_close(client, outcome)
             return False
         if isinstance(outcome, Reply):
+            if not gate.admit_reply(outcome.header.api_key):
+                await _after(previous)
+                self._log_close(client, Close(f"{outcome.reason} (before authenticating)"))
+                return False
             LOG.debug(
                 "%s: %s from %s refused: %s",
                 self.name,
@@ -251,6 +284,9 @@ class RequestPipeline:
                 loggable(outcome.reason),
             )
             return await _after(previous) and await self._write(stream, client, [outcome.frame])
+        verdict = gate.admit(outcome)
+        if not isinstance(verdict, Pass):
+            return await self._gate_answer(verdict, outcome, stream, client, previous)
         client.busy += 1
         try:
             response = await self._handle(outcome, client.connection.peer, off_loop=off_loop)
@@ -262,6 +298,27 @@ class RequestPipeline:
         if not isinstance(response, NoResponse):
             return await self._write(stream, client, response)
         return True
+
+    async def _gate_answer(
+        self,
+        verdict: Answer | Refuse,
+        request: Request,
+        stream: FrameStream,
+        client: ClientState,
+        previous: asyncio.Task[bool] | None,
+    ) -> bool:
+        """Write what the authentication answered (:mod:`rackwise.net.sasl`); False when the
+        connection must close."""
+        if isinstance(verdict, Refuse):
+            await _after(previous)
+            self._log_close(client, Close(verdict.reason))
+            return False
+        if verdict.delay_s > 0:  # a failed login: answered later, at the cost of a timer
+            await asyncio.sleep(verdict.delay_s)
+        written = await _after(previous) and await self._write(
+            stream, client, _encoded(request, verdict.response)
+        )
+        return written and not verdict.close
 
     async def _write(
         self, stream: FrameStream, client: ClientState, buffers: Sequence[Any]

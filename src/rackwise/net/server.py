@@ -44,18 +44,24 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from typing import Final
 
 from rackwise.net.admission import Admission, ClientState, enter_connection
 from rackwise.net.frames import FrameStream
 from rackwise.net.limits import MemoryPool, ServerLimits
 from rackwise.net.pipelining import Handler, RequestPipeline
+from rackwise.net.sasl import SaslServerConfig
 from rackwise.net.sockets import listen
+from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener
+from rackwise.security import KafkaPrincipal
 
 LOG: Final = logging.getLogger("rackwise.net")
 DEFAULT_HOST: Final = "127.0.0.1"
 """Where a listener without a host binds."""
+PRINCIPALS_LOGGED: Final = 1000
+"""A TLS listener logs the first connection of each principal, up to this many principals."""
 CLOSE_WAIT_S: Final = 1.0
 """How long a closing connection waits for its transport to close."""
 
@@ -74,8 +80,11 @@ class KafkaServer:
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         name: str | None = None,
         limits: ServerLimits | None = None,
+        sasl: SaslServerConfig | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.handler = handler
+        self.security = security or ListenerSecurity()
         self.listener = listener
         self.host = host or DEFAULT_HOST
         self.requested_port = port
@@ -83,8 +92,20 @@ class KafkaServer:
         self.name = name or listener.value
         self.limits = limits or ServerLimits()
         self.pool = MemoryPool(self.limits.queued_max_request_bytes)
-        self._admission = Admission(self.name, self.limits, self._connection)
-        self._pipeline = RequestPipeline(handler, listener, self.name, self.pool, max_request_bytes)
+        self._admission = Admission(
+            self.name,
+            self.limits,
+            self._connection,
+            listener_name=self.security.listener_name,
+            security_protocol=self.security.security_protocol,
+        )
+        self._principals_seen: set[KafkaPrincipal] = set()
+        self.failed_handshakes = 0
+        """TLS handshakes that failed or timed out on this listener."""
+        self.sasl = sasl
+        self._pipeline = RequestPipeline(
+            handler, listener, self.name, self.pool, max_request_bytes, sasl
+        )
         self._sockets: list[socket.socket] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = asyncio.Event()
@@ -157,7 +178,9 @@ class KafkaServer:
         peer = client.connection.peer
         stream: FrameStream | None = None
         try:
-            _, stream = await asyncio.get_running_loop().connect_accepted_socket(FrameStream, sock)
+            stream = await self._open(sock, client)
+            if stream is None:
+                return
             client.stream = stream
             await self._pipeline.serve(stream, client)
         except asyncio.CancelledError:
@@ -173,6 +196,49 @@ class KafkaServer:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(stream.wait_closed(), CLOSE_WAIT_S)
 
+    async def _open(self, sock: socket.socket, client: ClientState) -> FrameStream | None:
+        """The accepted socket as a stream, after the TLS handshake on a TLS listener (None
+        when it fails: counted and logged, the socket closed by the caller)."""
+        loop = asyncio.get_running_loop()
+        tls = self.security.tls
+        if tls is None:
+            return (await loop.connect_accepted_socket(FrameStream, sock))[1]
+        # Bounded by the handshake timeout and by connections.max.idle.ms (the idle sweeper
+        # cancels a connection that sends nothing, handshaking or not).
+        timeout_s = self.security.handshake_timeout_s
+        stream = FrameStream()  # uvloop answers with its TLS protocol, not this one
+        try:
+            transport, _ = await loop.connect_accepted_socket(
+                lambda: stream, sock, ssl=tls, ssl_handshake_timeout=timeout_s
+            )
+        except (OSError, ssl.SSLError, ConnectionError) as e:
+            self.failed_handshakes += 1
+            # A peer gone before finishing (a port probe, a client giving up) is no failed
+            # authentication; a refused certificate or protocol, or a stall, is.
+            log = LOG.info if isinstance(e, ssl.SSLError | TimeoutError) else LOG.debug
+            log(
+                "%s: Failed authentication with %s (SSL handshake failed: %s)",
+                self.name,
+                client.connection.peer,
+                str(e) or type(e).__name__,
+            )
+            return None
+        try:
+            client.connection.principal = self.security.principal(transport)
+        except ValueError as e:  # no principal mapping rule applies
+            self.failed_handshakes += 1
+            LOG.info("%s: Failed authentication with %s (%s)", self.name, client.connection.peer, e)
+            stream.close()
+            return None
+        principal = client.connection.principal
+        if (
+            principal not in self._principals_seen
+            and len(self._principals_seen) < PRINCIPALS_LOGGED
+        ):
+            self._principals_seen.add(principal)
+            LOG.info("%s: %s authenticated as %s", self.name, client.connection.peer, principal)
+        return stream
+
 
 async def start_server(
     handler: Handler,
@@ -183,6 +249,8 @@ async def start_server(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     name: str | None = None,
     limits: ServerLimits | None = None,
+    sasl: SaslServerConfig | None = None,
+    security: ListenerSecurity | None = None,
 ) -> KafkaServer:
     """A started :class:`KafkaServer` (see there)."""
     server = KafkaServer(
@@ -193,6 +261,8 @@ async def start_server(
         max_request_bytes=max_request_bytes,
         name=name,
         limits=limits,
+        sasl=sasl,
+        security=security,
     )
     await server.start()
     return server

@@ -14,6 +14,8 @@ Constraints
       the transport (a region's part read into bytes) and the rest waits until the transport
       has written them all; so a slow reader costs the server at most one such piece of
       memory and one copy per time the socket fills, not a copy of the whole response.
+    * Over TLS every byte goes through the transport, which encrypts it (the socket is only
+      the TLS records'), a :data:`QUEUED_PIECE_BYTES` piece at a time (:data:`_TLS_LIMITS`).
     * A region whose file lost its bytes raises
       :class:`~rackwise.storage.files.RegionUnavailable`: the response cannot be completed,
       and the connection is closed (:mod:`rackwise.net.pipelining`).
@@ -37,6 +39,12 @@ from rackwise.storage.files import FileRegion
 _IOV_MAX: Final = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16
 QUEUED_PIECE_BYTES: Final = 65_536
 """What a response queues with the transport each time the socket is full."""
+_TLS_LIMITS: Final = (0, QUEUED_PIECE_BYTES)
+"""(low, high) of a TLS transport's write buffer. Without TLS, high 0 makes ``drain()`` wait
+for an empty queue; a TLS transport (asyncio's and uvloop's SSL protocol) would pause its
+writer at size 0 >= high 0 and resume it at 0 <= low 0 on alternate checks, and could leave it
+paused with nothing queued: ``drain()`` would never return. A piece over the high mark pauses
+it, an empty buffer resumes it."""
 
 
 def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> list[Any]:
@@ -50,6 +58,7 @@ def _send_at_once(transport: asyncio.BaseTransport, buffers: Sequence[Any]) -> l
         or not hasattr(transport, "get_write_buffer_size")
         or transport.get_write_buffer_size()
         or transport.get_extra_info("socket") is None
+        or transport.get_extra_info("sslcontext") is not None  # TLS: the transport encrypts
     ):
         return list(buffers)
     fd = transport.get_extra_info("socket").fileno()
@@ -83,8 +92,9 @@ async def send_response(stream: FrameStream, buffers: Sequence[Any]) -> None:
     the socket while it takes them (:func:`_send_at_once`), then a
     :data:`QUEUED_PIECE_BYTES` piece at a time through the transport."""
     transport = stream.transport
-    if transport.get_write_buffer_limits() != (0, 0):
-        transport.set_write_buffer_limits(high=0)  # drain() then waits for an empty queue
+    limits = _TLS_LIMITS if transport.get_extra_info("sslcontext") is not None else (0, 0)
+    if transport.get_write_buffer_limits() != limits:
+        transport.set_write_buffer_limits(high=limits[1], low=limits[0])
     rest: list[Any] = list(buffers)
     while rest and not transport.is_closing():  # a closing transport writes nothing more
         rest = _send_at_once(transport, rest)

@@ -63,9 +63,12 @@ def parse_host_port(key: str, text: str, address: str) -> tuple[str, int]:
     return host, port
 
 
-def parse_endpoints(key: str, text: str | None) -> tuple[Endpoint, ...]:
+def parse_endpoints(
+    key: str, text: str | None, *, distinct_ports: bool = True
+) -> tuple[Endpoint, ...]:
     """The listeners of ``key`` (``NAME://host:port,...``; None: no listeners), names in upper
-    case; a name twice, or two listeners on one port, is refused."""
+    case; a name twice, or two listeners on one port (unless not ``distinct_ports``, as
+    ``advertised.listeners`` may share one behind a proxy), is refused."""
     if text is None:
         return ()
     endpoints: list[Endpoint] = []
@@ -81,7 +84,7 @@ def parse_endpoints(key: str, text: str | None) -> tuple[Endpoint, ...]:
             raise invalid_config(key, text, f"listener {endpoint.listener_name} appears twice")
         seen.add(endpoint.listener_name)
     ports = [e.port for e in endpoints if e.port != 0]
-    if len(ports) != len(set(ports)):
+    if distinct_ports and len(ports) != len(set(ports)):
         raise invalid_config(key, text, "two listeners on one port")
     return tuple(endpoints)
 

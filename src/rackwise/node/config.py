@@ -14,7 +14,8 @@ Constraints
     * One role per process: ``process.roles`` is ``controller`` or ``broker``; KRaft's combined
       mode (``broker,controller``) is refused.
     * Listeners without a host bind 127.0.0.1 (Kafka binds every interface); port 0 asks the
-      system for a free port. Only the PLAINTEXT security protocol is spoken.
+      system for a free port. Each listener speaks the protocol
+      ``listener.security.protocol.map`` gives it (:mod:`rackwise.node.listeners`).
     * A broker's ``node.id`` may not be a voter's id (controllers and brokers share one id
       space); a controller's must be one of the voters, when voters are listed.
 
@@ -55,6 +56,7 @@ from rackwise.net.limits import (
     UNLIMITED_CONNECTIONS,
     ServerLimits,
 )
+from rackwise.node import listeners as listeners_config
 from rackwise.node.addresses import (
     Endpoint,
     parse_addresses,
@@ -79,14 +81,23 @@ from rackwise.node.properties_file import (
 from rackwise.placement import BUILT_IN, DEFAULT_REPLICA_PLACER, REPLICA_PLACER_CONFIG
 from rackwise.raft import config as raft_config
 from rackwise.raft.config import VoterEndpoint
+from rackwise.security.protocols import uses_sasl
+from rackwise.security.sasl_config import (
+    SASL_KEYS,
+    SaslConfigException,
+    is_listener_sasl_key,
+    listener_settings,
+)
+from rackwise.security.ssl_config import SSL_KEYS, unprefixed
 
 NODE_ID: Final = "node.id"
 PROCESS_ROLES: Final = "process.roles"
-LISTENERS: Final = "listeners"
-ADVERTISED_LISTENERS: Final = "advertised.listeners"
-SECURITY_PROTOCOL_MAP: Final = "listener.security.protocol.map"
-CONTROLLER_LISTENER_NAMES: Final = "controller.listener.names"
-INTER_BROKER_LISTENER_NAME: Final = "inter.broker.listener.name"
+LISTENERS: Final = listeners_config.LISTENERS
+ADVERTISED_LISTENERS: Final = listeners_config.ADVERTISED_LISTENERS
+SECURITY_PROTOCOL_MAP: Final = listeners_config.SECURITY_PROTOCOL_MAP
+CONTROLLER_LISTENER_NAMES: Final = listeners_config.CONTROLLER_LISTENER_NAMES
+INTER_BROKER_LISTENER_NAME: Final = listeners_config.INTER_BROKER_LISTENER_NAME
+INTER_BROKER_SECURITY_PROTOCOL: Final = listeners_config.INTER_BROKER_SECURITY_PROTOCOL
 QUORUM_VOTERS: Final = raft_config.QUORUM_VOTERS_CONFIG
 QUORUM_BOOTSTRAP_SERVERS: Final = "controller.quorum.bootstrap.servers"
 QUORUM_TIMING_KEYS: Final = (
@@ -110,9 +121,7 @@ CLUSTER_ID: Final = "cluster.id"
 
 CONTROLLER_ROLE: Final = "controller"
 BROKER_ROLE: Final = "broker"
-PLAINTEXT: Final = "PLAINTEXT"
 DEFAULT_SOCKET_REQUEST_MAX_BYTES: Final = 104_857_600
-KAFKA_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 COMMON_KEYS: Final = frozenset(
     {
@@ -138,15 +147,20 @@ COMMON_KEYS: Final = frozenset(
         MAX_CONNECTIONS_PER_IP,
         *AUTHORIZER_KEYS,
         *METRICS_KEYS,
+        *SSL_KEYS,
+        *SASL_KEYS,
     }
 )
 """Keys both roles accept."""
+LISTENER_SCOPED_KEYS: Final = SSL_KEYS
+"""Keys a listener may have its own value of, as ``listener.name.<name>.<key>``."""
 CONTROLLER_ONLY_KEYS: Final = frozenset(
     {MAX_BYTES_BETWEEN_SNAPSHOTS, METADATA_LOG_SEGMENT_BYTES}
     | (CONTROLLER_KEYS - COMMON_KEYS - {REPLICA_PLACER_CONFIG})
 )
 BROKER_ONLY_KEYS: Final = frozenset(
-    {BROKER_RACK, INTER_BROKER_LISTENER_NAME} | (DATA_PATH_KEYS - TOPIC_SYNONYM_KEYS)
+    {BROKER_RACK, INTER_BROKER_LISTENER_NAME, INTER_BROKER_SECURITY_PROTOCOL}
+    | (DATA_PATH_KEYS - TOPIC_SYNONYM_KEYS)
 )
 ROLE_KEYS: Final = MappingProxyType(
     {
@@ -196,6 +210,7 @@ class NodeConfig:
     socket_request_max_bytes: int
     cluster_id: str | None
     inter_broker_listener_name: str | None
+    """A broker's inter-broker listener (None for a controller)."""
     properties: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
@@ -215,6 +230,16 @@ class NodeConfig:
                 if endpoint.listener_name == name:
                     return endpoint
         raise ConfigException(f"BUG: node {self.node_id} has no controller listener")
+
+    def protocol_of(self, listener_name: str) -> str:
+        """The security protocol of listener ``listener_name`` (``PLAINTEXT``, ``SSL``...)."""
+        return self.security_protocols[listener_name]
+
+    @property
+    def controller_protocol(self) -> str:
+        """The security protocol a node speaks to the controllers: the first controller
+        listener's, as Kafka's brokers use the first of ``controller.listener.names``."""
+        return self.protocol_of(self.controller_listener_names[0])
 
     @property
     def broker_endpoints(self) -> tuple[Endpoint, ...]:
@@ -266,7 +291,11 @@ def _missing(key: str, role: str) -> ConfigException:
 
 def _build(props: Mapping[str, str]) -> NodeConfig:
     role = _role(props)
-    unknown = sorted(set(props) - ROLE_KEYS[role])
+    unknown = sorted(
+        k
+        for k in set(props) - ROLE_KEYS[role]
+        if unprefixed(k) not in LISTENER_SCOPED_KEYS and not is_listener_sasl_key(unprefixed(k))
+    )
     if unknown:
         key = unknown[0]
         other = BROKER_ROLE if role == CONTROLLER_ROLE else CONTROLLER_ROLE
@@ -275,28 +304,20 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
         raise ConfigException(f"Unknown configuration {key} for a {role}")
     metrics_address(props)  # checked with the rest; served once the node starts
     node_id = _int(props, NODE_ID, None, minimum=0)
-    protocols = _security_protocols(props)
-    names = parse_names(props.get(CONTROLLER_LISTENER_NAMES, ""))
+    names = tuple(n.upper() for n in parse_names(props.get(CONTROLLER_LISTENER_NAMES, "")))
     if not names:
         raise _missing(CONTROLLER_LISTENER_NAMES, role)
+    protocols = listeners_config.security_protocol_map(props, names)
     listeners = parse_endpoints(LISTENERS, props.get(LISTENERS))
-    advertised = _advertised(props, listeners)
+    listeners_config.check_listener_protocols(props, listeners, protocols, names)
+    advertised = listeners_config.advertised_listeners(props, listeners)
+    listeners_config.check_tls_settings(props, listeners, protocols)
     for endpoint in listeners:
-        protocol = protocols.get(endpoint.listener_name)
-        if protocol is None and endpoint.listener_name in names:
-            protocol = PLAINTEXT  # Kafka maps controller listeners to PLAINTEXT by default
-        if protocol is None:
-            raise invalid_config(
-                LISTENERS,
-                props[LISTENERS],
-                f"No security protocol defined for listener {endpoint.listener_name}",
-            )
-        if protocol != PLAINTEXT:
-            raise invalid_config(
-                SECURITY_PROTOCOL_MAP,
-                props.get(SECURITY_PROTOCOL_MAP, protocol),
-                f"listener {endpoint.listener_name} uses {protocol}; only PLAINTEXT is spoken",
-            )
+        if uses_sasl(protocols[endpoint.listener_name]):
+            try:
+                listener_settings(props, endpoint.listener_name)
+            except SaslConfigException as e:
+                raise ConfigException(f"listener {endpoint.listener_name}: {e}") from None
     voters = parse_quorum_voters(props.get(QUORUM_VOTERS))
     bootstrap = parse_addresses(QUORUM_BOOTSTRAP_SERVERS, props.get(QUORUM_BOOTSTRAP_SERVERS))
     if not voters and not bootstrap:
@@ -307,8 +328,10 @@ def _build(props: Mapping[str, str]) -> NodeConfig:
     log_dirs = _log_dirs(props)
     metadata_log_dir = props.get(METADATA_LOG_DIR, "").strip()
     rack = props.get(BROKER_RACK, "").strip() or None
-    inter_broker = props.get(INTER_BROKER_LISTENER_NAME, "").strip() or None
-    _check_role(props, role, node_id, listeners, names, voters, log_dirs, inter_broker)
+    _check_role(props, role, node_id, listeners, names, voters, log_dirs)
+    inter_broker = None
+    if role == BROKER_ROLE:
+        inter_broker = listeners_config.inter_broker_listener(props, protocols, advertised, names)
     if role == CONTROLLER_ROLE and not metadata_log_dir:
         if not log_dirs:
             raise ConfigException(
@@ -416,7 +439,6 @@ def _check_role(
     names: tuple[str, ...],
     voters: tuple[VoterEndpoint, ...],
     log_dirs: tuple[Path, ...],
-    inter_broker: str | None,
 ) -> None:
     listener_names = [e.listener_name for e in listeners]
     voter_ids = {v.node_id for v in voters}
@@ -463,12 +485,6 @@ def _check_role(
         raise _missing(LISTENERS, role)
     if not log_dirs:
         raise _missing(LOG_DIRS, role)
-    if inter_broker is not None and inter_broker not in listener_names:
-        raise invalid_config(
-            INTER_BROKER_LISTENER_NAME,
-            inter_broker,
-            f"not one of the broker's listeners ({','.join(listener_names)})",
-        )
 
 
 def _int(props: Mapping[str, str], key: str, default: int | None, *, minimum: int) -> int:
@@ -478,41 +494,6 @@ def _int(props: Mapping[str, str], key: str, default: int | None, *, minimum: in
             raise ConfigException(f"Missing required configuration {key}")
         return default
     return parse_int_config(key, text, minimum=minimum, error=ConfigException)
-
-
-def _security_protocols(props: Mapping[str, str]) -> dict[str, str]:
-    text = props.get(SECURITY_PROTOCOL_MAP)
-    if text is None:
-        return {p: p for p in KAFKA_PROTOCOLS}
-    result: dict[str, str] = {}
-    for entry in parse_names(text):
-        name, sep, protocol = entry.partition(":")
-        name, protocol = name.strip(), protocol.strip().upper()
-        if not sep or not name or protocol not in KAFKA_PROTOCOLS:
-            raise invalid_config(
-                SECURITY_PROTOCOL_MAP,
-                text,
-                f"'{entry}' is not LISTENER_NAME:PROTOCOL with a protocol among "
-                f"{', '.join(KAFKA_PROTOCOLS)}",
-            )
-        result[name.upper()] = protocol
-    return result
-
-
-def _advertised(props: Mapping[str, str], listeners: tuple[Endpoint, ...]) -> tuple[Endpoint, ...]:
-    text = props.get(ADVERTISED_LISTENERS)
-    if text is None:
-        return listeners
-    advertised = parse_endpoints(ADVERTISED_LISTENERS, text)
-    names = {e.listener_name for e in listeners}
-    for endpoint in advertised:
-        if endpoint.listener_name not in names:
-            raise invalid_config(
-                ADVERTISED_LISTENERS,
-                text,
-                f"listener {endpoint.listener_name} is not one of {LISTENERS}",
-            )
-    return advertised
 
 
 def _log_dirs(props: Mapping[str, str]) -> tuple[Path, ...]:

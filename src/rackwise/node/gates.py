@@ -280,6 +280,8 @@ GATES: Final[Mapping[int, Gate]] = {
     ApiKey.CREATE_ACLS: _cluster(AclOperation.ALTER),
     ApiKey.DELETE_ACLS: _cluster(AclOperation.ALTER),
     ApiKey.DESCRIBE_ACLS: _cluster(AclOperation.DESCRIBE),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: _cluster(AclOperation.ALTER),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: _cluster(AclOperation.DESCRIBE),
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
     ApiKey.FIND_COORDINATOR: _find_coordinator,
     ApiKey.JOIN_GROUP: _group(AclOperation.READ),
@@ -379,6 +381,12 @@ def error_answer(body: Any, error_code: int, message: str | None) -> Response:
             }
             for d in body.dirs
             for t in d.topics
+        ]
+    if "results" in names and hasattr(body, "upsertions"):
+        users = [d.name for d in body.deletions] + [u.name for u in body.upsertions]
+        values["results"] = [
+            {"user": u, "error_code": error_code, "error_message": message}
+            for u in dict.fromkeys(users)
         ]
     if "results" in names and hasattr(body, "resources"):
         values["results"] = [

@@ -166,7 +166,7 @@ def _add_input_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--command-config",
         metavar="FILE",
-        help="admin client properties for the running clusters (PLAINTEXT only)",
+        help="admin client properties for the running clusters (Kafka's keys, SSL and SASL too)",
     )
     sub.add_argument(
         "--engine",

@@ -158,6 +158,10 @@ class ApiKey(enum.IntEnum):
     ASSIGN_REPLICAS_TO_DIRS = 73
     LIST_CONFIG_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
+    SASL_HANDSHAKE = 17
+    SASL_AUTHENTICATE = 36
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     CREATE_REPLICA_PLACEMENT = 1000
 
 
@@ -223,6 +227,10 @@ WANTED: Final[tuple[tuple[ApiKey, int, int, frozenset[Listener]], ...]] = (
     (ApiKey.FETCH_SNAPSHOT, 0, 1, CONTROLLER_ONLY),
     (ApiKey.ASSIGN_REPLICAS_TO_DIRS, 0, 0, CONTROLLER_ONLY),
     (ApiKey.CREATE_REPLICA_PLACEMENT, 0, 0, BOTH),
+    (ApiKey.SASL_HANDSHAKE, 0, 1, BOTH),
+    (ApiKey.SASL_AUTHENTICATE, 0, 2, BOTH),
+    (ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, BOTH),
+    (ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, BOTH),
 )
 """(api key, lowest, highest version, listeners) as Kafka 4.1 accepts them; the effective table
 is this intersected with the versions that have classes."""

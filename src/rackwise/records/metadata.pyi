@@ -330,6 +330,21 @@ class RemoveTopicRecordV0:
 RemoveTopicRecord = RemoveTopicRecordV0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UserScramCredentialRecordV0:
+    __version__: ClassVar[int]
+    __api_key__: ClassVar[int]
+    __flexible__: ClassVar[bool]
+    __fields__: ClassVar[tuple[FieldSpec, ...]]
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+UserScramCredentialRecord = UserScramCredentialRecordV0
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FeatureLevelRecordV0:
     __version__: ClassVar[int]
     __api_key__: ClassVar[int]
@@ -423,6 +438,17 @@ class NoOpRecordV0:
 
 NoOpRecord = NoOpRecordV0
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveUserScramCredentialRecordV0:
+    __version__: ClassVar[int]
+    __api_key__: ClassVar[int]
+    __flexible__: ClassVar[bool]
+    __fields__: ClassVar[tuple[FieldSpec, ...]]
+    name: str
+    mechanism: int
+
+RemoveUserScramCredentialRecord = RemoveUserScramCredentialRecordV0
+
 __all__ = [
     "AccessControlEntryRecord",
     "AccessControlEntryRecordV0",
@@ -457,10 +483,14 @@ __all__ = [
     "RemoveAccessControlEntryRecordV0",
     "RemoveTopicRecord",
     "RemoveTopicRecordV0",
+    "RemoveUserScramCredentialRecord",
+    "RemoveUserScramCredentialRecordV0",
     "TopicRecord",
     "TopicRecordV0",
     "UnfenceBrokerRecord",
     "UnfenceBrokerRecordV0",
     "UnregisterBrokerRecord",
     "UnregisterBrokerRecordV0",
+    "UserScramCredentialRecord",
+    "UserScramCredentialRecordV0",
 ]
