@@ -122,7 +122,10 @@ class Simulation:
                 self.results["dropped"] += 1
                 continue
             group = coordinator.groups.get(job.group_id)
-            stale = group is None or group.epoch != job.epoch
+            stale = group is None or (group.epoch, set(group.members)) != (
+                job.epoch,
+                set(job.members),
+            )
             self.results["stale" if stale else "installed"] += 1
             self._take(coordinator.assigned(compute(job), self.view))
             if not stale:

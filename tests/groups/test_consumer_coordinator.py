@@ -286,3 +286,19 @@ def test_a_result_for_an_epoch_that_moved_on_is_dropped_and_asked_again() -> Non
     assert c.assigned(compute(old), view()).records == []  # not out any more
     c.assigned(compute(new), view())
     assert c.groups["g"].target_epoch == 3
+
+
+def test_a_result_for_a_static_member_replaced_meanwhile_is_dropped() -> None:
+    c = ConsumerGroups(ConsumerGroupConfig(offload_partitions=0))
+    [first] = c.heartbeat(join("a", instance_id="i1"), 0, view()).jobs
+    c.assigned(compute(first), view())
+    [out] = c.heartbeat(join("b"), 0, view()).jobs
+    c.heartbeat(Heartbeat("g", "a", -2, instance_id="i1"), 0, view())
+    assert answer(c, join("a2", instance_id="i1")).error_code == NONE  # a2 takes a's place
+    assert c.groups["g"].epoch == out.epoch  # a replaced static member bumps no epoch
+    again = c.assigned(compute(out), view())
+    assert again.records == [] and "a" not in c.groups["g"].targets
+    [new] = again.jobs
+    assert set(new.members) == {"a2", "b"}
+    c.assigned(compute(new), view())
+    assert set(c.groups["g"].targets) == {"a2", "b"}

@@ -11,8 +11,9 @@ Goals
       outcome carries an :class:`~rackwise.groups.consumer_target.AssignmentJob` for the driver
       to run elsewhere, and :meth:`ConsumerGroups.assigned` is the event of its result. Until
       then members reconcile towards the previous target (the group is ``Assigning``). One job
-      per group is out at a time; a result whose group epoch has moved on is stale: it is
-      dropped and a job for the current epoch goes out instead. A member that joins a group
+      per group is out at a time; a result whose group epoch has moved on (or whose members
+      are not the group's: a static member replaced by another id) is stale: it is dropped
+      and a job for the current epoch goes out instead. A member that joins a group
       whose first target is still being computed has no target epoch to take: it is answered
       the group epoch, waiting for partitions (``UNRELEASED_PARTITIONS``), and takes the
       target's epoch (never lower: a stale target is never installed) when it comes.
@@ -328,7 +329,8 @@ class ConsumerGroups:
         group = self.groups.get(job.group_id)
         if group is None or not group.members:
             return out
-        if group.epoch != job.epoch:
+        if group.epoch != job.epoch or group.members.keys() != job.members.keys():
+            # stale; a static member replaced meanwhile changes the ids, not the epoch
             if group.epoch > group.target_epoch:
                 self._assign(group, view, group.epoch)
             return out
