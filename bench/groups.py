@@ -10,7 +10,13 @@ relative to Kafka's ``uniform`` in the same run (the peer), the balance, and the
 partitions whose leader is in the member's rack against the optimum ``rack-local-optimal``
 proves.
 
+With ``--live``, the figures of live groups instead (bench/groups_live.py): the time for a group
+of ``--consumers`` real librdkafka members over ``--partitions`` partitions to become stable
+after one member joins, classic eager, classic cooperative-sticky and KIP-848; offset commits
+per second on one coordinator; the time to resume after ``kill -9`` of the coordinator.
+
     .venv/bin/python bench/groups.py [--json] [--repeat N] [--small]
+    .venv/bin/python bench/groups.py --live [--consumers 100] [--partitions 1000] [--json]
 """
 
 from __future__ import annotations
@@ -85,7 +91,18 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
     parser.add_argument("--small", action="store_true", help="small groups, for a quick look")
+    parser.add_argument("--live", action="store_true", help="live groups (bench/groups_live.py)")
+    parser.add_argument("--consumers", type=int, default=100, help="--live: the group's members")
+    parser.add_argument("--partitions", type=int, default=1000, help="--live: the topic's")
+    parser.add_argument("--committers", type=int, default=8, help="--live: committing groups")
+    parser.add_argument("--seconds", type=float, default=5.0, help="--live: commit time")
     args = parser.parse_args()
+    if args.live:
+        from groups_live import print_live, run_live  # noqa: PLC0415  (librdkafka, clusters)
+
+        live = run_live(args.consumers, args.partitions, args.committers, args.seconds)
+        print(json.dumps(live)) if args.json else print_live(live)
+        return
     scenarios = ((1_000, 100), (10_000, 10)) if args.small else SCENARIOS
     results = []
     for num_partitions, num_members in scenarios:

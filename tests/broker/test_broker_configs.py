@@ -9,6 +9,7 @@ import pytest
 
 from rackwise.broker.describe_configs import LISTED_KEYS, describe_configs
 from rackwise.controller.broker_configschema import BROKER_CONFIGS
+from rackwise.node.data_config import DataPathConfig
 from rackwise.records import ConfigRecord
 from tests.broker.test_broker_apis import INFO, entries_of, image_of, through_the_wire
 
@@ -135,3 +136,27 @@ def test_every_version_answers_the_broker(version: int) -> None:
     assert entries["log.segment.delete.delay.ms"].value == "60000"
     assert BROKER_CONFIGS["log.segment.delete.delay.ms"].default == "60000"
     assert INFO.static_config["compression.type"] == entries["compression.type"].value
+
+
+def test_the_group_consumer_keys_show_the_defaults_the_coordinator_applies() -> None:
+    applied = DataPathConfig.from_properties({})
+    entries = describe("1")
+    for key, value in (
+        ("group.consumer.assignors", ",".join(applied.group_consumer_assignors)),
+        ("group.consumer.heartbeat.interval.ms", str(applied.group_consumer_heartbeat_interval_ms)),
+        ("group.consumer.session.timeout.ms", str(applied.group_consumer_session_timeout_ms)),
+        ("group.consumer.max.size", str(applied.group_consumer_max_size)),
+        (
+            "group.consumer.leader.rack.change.delay.ms",
+            str(applied.group_consumer_leader_rack_change_delay_ms),
+        ),
+    ):
+        entry = entries[key]
+        assert (entry.value, entry.config_source, entry.read_only) == (value, DEFAULT, True), key
+    assignors = entries["group.consumer.assignors"]
+    assert assignors.config_type == LIST
+    # Kafka 4's default names its built-in assignors, uniform then range; rackwise's follow
+    assert assignors.value.split(",")[:2] == ["uniform", "range"]
+    assert entries["group.consumer.heartbeat.interval.ms"].value == "5000"
+    assert entries["group.consumer.session.timeout.ms"].value == "45000"
+    assert entries["group.consumer.max.size"].value == "2147483647"

@@ -2,7 +2,11 @@
 what a heartbeat's answer no longer assigns, report what they own, rejoin when fenced, give
 everything up when they have not been answered for their rebalance timeout), a coordinator
 that fails over by replaying its records, topics that grow and whose replicas and leaders
-move, members that join, leave, crash, pause and lose answers.
+move, members that join, leave, crash, pause and lose answers. With ``offload`` every target after a
+group's first is a job computed "elsewhere": its result comes back to
+:meth:`ConsumerGroups.assigned` after a random delay, often after the group epoch moved on
+(stale, so dropped and asked again); a result from before a failover is dropped, as the
+driver drops it.
 
 Checked after every step: no partition is owned by two clients that are running (a stalled
 client does nothing, not even consume, and heartbeats first when it resumes), nor by two
@@ -16,12 +20,13 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rackwise.assignors.model import PartitionInfo
 from rackwise.common.error_codes import NONE
 from rackwise.groups.consumer_coordinator import ConsumerGroups, Outcome
 from rackwise.groups.consumer_group import EMPTY_STATE, STABLE_STATE
+from rackwise.groups.consumer_target import AssignmentJob, compute
 from rackwise.groups.consumer_types import (
     ConsumerGroupConfig,
     Heartbeat,
@@ -61,8 +66,9 @@ class Client:
 
 
 class Simulation:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, offload: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.config = replace(CONFIG, offload_partitions=0) if offload else CONFIG
         self.now = 0
         self.version = 1
         self.topics: dict[str, TopicView] = {}
@@ -73,7 +79,10 @@ class Simulation:
                 tuple(self._partition() for _ in range(self.rng.randint(1, 6))),
             )
         self.log: list[tuple[bytes, bytes | None]] = []
-        self.coordinator = ConsumerGroups(CONFIG)
+        self.coordinator = ConsumerGroups(self.config)
+        self.jobs: list[tuple[int, ConsumerGroups, AssignmentJob]] = []
+        """(when its result comes back, the coordinator it is for, the job)"""
+        self.results = {"installed": 0, "stale": 0, "dropped": 0}
         self.timers: dict[tuple[str, str, str], Timer] = {}
         self.clients: list[Client] = []
         self.next_id = 0
@@ -89,6 +98,8 @@ class Simulation:
 
     def _take(self, out: Outcome) -> None:
         self.log.extend(out.records)
+        for job in out.jobs:
+            self.jobs.append((self.now + self.rng.randint(0, 4000), self.coordinator, job))
         for timer in out.timers:
             key = (timer.kind, timer.group_id, timer.member_id)
             if timer.deadline_ms is None:
@@ -102,8 +113,26 @@ class Simulation:
                 self.timers.pop(key, None)
                 self._take(self.coordinator.expire(timer, self.now, self.view))
 
+    def deliver_results(self, everything: bool = False) -> None:
+        """Hand back the results whose time has come (all of them with ``everything``)."""
+        due = [j for j in self.jobs if everything or j[0] <= self.now]
+        self.jobs = [j for j in self.jobs if j not in due]
+        for _, coordinator, job in due:
+            if coordinator is not self.coordinator:
+                self.results["dropped"] += 1
+                continue
+            group = coordinator.groups.get(job.group_id)
+            stale = group is None or (group.epoch, set(group.members)) != (
+                job.epoch,
+                set(job.members),
+            )
+            self.results["stale" if stale else "installed"] += 1
+            self._take(coordinator.assigned(compute(job), self.view))
+            if not stale:
+                assert group is not None and group.target_epoch == job.epoch
+
     def fail_over(self) -> None:
-        fresh = ConsumerGroups(CONFIG)
+        fresh = ConsumerGroups(self.config)
         for key, value in self.log:
             fresh.replay(key, value)
         old = self.coordinator.groups.get(GROUP)
@@ -192,6 +221,7 @@ class Simulation:
         self.now += self.rng.randint(100, 1500)
         self.client_timeouts()
         self.fire_timers()
+        self.deliver_results()
         roll = self.rng.random()
         live = [c for c in self.clients if c.paused_until_ms <= self.now]
         if roll < 0.08 or not self.clients:
@@ -244,6 +274,7 @@ class Simulation:
             self.now += 1000
             self.client_timeouts()
             self.fire_timers()
+            self.deliver_results(everything=True)
             for c in list(self.clients):
                 self.heartbeat(c)
             self.check()

@@ -24,6 +24,7 @@ from rackwise.common.error_codes import (
 from rackwise.groups.consumer_coordinator import ConsumerGroups
 from rackwise.groups.consumer_group import RECONCILING, STABLE_STATE
 from rackwise.groups.consumer_member import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS
+from rackwise.groups.consumer_target import compute
 from rackwise.groups.consumer_types import (
     REBALANCE,
     SESSION,
@@ -244,3 +245,60 @@ def test_a_version_0_join_gets_a_member_id_as_kafka_makes_them() -> None:
     got = answer(ConsumerGroups(), join(""))
     assert got.error_code == NONE and got.member_id is not None
     assert len(got.member_id) == 22 and "=" not in got.member_id
+
+
+def test_a_large_groups_target_is_a_job_whose_result_is_an_event_of_its_own() -> None:
+    c = ConsumerGroups(ConsumerGroupConfig(offload_partitions=0))
+    first = c.heartbeat(join("a"), 0, view())
+    # no target yet: a is answered the group epoch, waiting for its partitions
+    assert first.answer is not None and first.answer.member_epoch == 1
+    assert first.answer.assignment == {}
+    assert c.groups["g"].members["a"].state == UNRELEASED_PARTITIONS
+    [job] = first.jobs
+    assert answer(c, Heartbeat("g", "a", 1, owned=())).member_epoch == 1  # still waiting
+    c.assigned(compute(job), view())
+    assert answer(c, Heartbeat("g", "a", 1, owned=())).assignment == {T: frozenset(range(4))}
+    out = c.heartbeat(join("b"), 0, view())
+    assert out.answer is not None and out.answer.member_epoch == 1  # the previous target's
+    assert out.answer.assignment == {}
+    [job] = out.jobs
+    assert (job.epoch, c.groups["g"].state) == (2, "Assigning")
+    # a's heartbeats go on against the previous target: it keeps its four partitions
+    again = c.heartbeat(Heartbeat("g", "a", 1, owned=owned(0, 1, 2, 3)), 0, view())
+    assert again.jobs == [] and again.answer is not None and again.answer.error_code == NONE
+    installed = c.assigned(compute(job), view())
+    assert c.groups["g"].target_epoch == 2 and installed.jobs == []
+    assert {len(c.groups["g"].target(m).get(T, ())) for m in "ab"} == {2}
+    assert answer(c, Heartbeat("g", "a", 1, owned=owned(0, 1, 2, 3))).member_epoch == 1
+
+
+def test_a_result_for_an_epoch_that_moved_on_is_dropped_and_asked_again() -> None:
+    c = ConsumerGroups(ConsumerGroupConfig(offload_partitions=0))
+    [first] = c.heartbeat(join("a"), 0, view()).jobs
+    c.assigned(compute(first), view())
+    [old] = c.heartbeat(join("b"), 0, view()).jobs
+    assert c.heartbeat(join("c"), 0, view()).jobs == []  # one job out per group
+    again = c.assigned(compute(old), view())
+    assert again.records == [] and c.groups["g"].target_epoch == 1
+    [new] = again.jobs
+    assert new.epoch == c.groups["g"].epoch == 3
+    assert set(new.members) == {"a", "b", "c"}
+    assert c.assigned(compute(old), view()).records == []  # not out any more
+    c.assigned(compute(new), view())
+    assert c.groups["g"].target_epoch == 3
+
+
+def test_a_result_for_a_static_member_replaced_meanwhile_is_dropped() -> None:
+    c = ConsumerGroups(ConsumerGroupConfig(offload_partitions=0))
+    [first] = c.heartbeat(join("a", instance_id="i1"), 0, view()).jobs
+    c.assigned(compute(first), view())
+    [out] = c.heartbeat(join("b"), 0, view()).jobs
+    c.heartbeat(Heartbeat("g", "a", -2, instance_id="i1"), 0, view())
+    assert answer(c, join("a2", instance_id="i1")).error_code == NONE  # a2 takes a's place
+    assert c.groups["g"].epoch == out.epoch  # a replaced static member bumps no epoch
+    again = c.assigned(compute(out), view())
+    assert again.records == [] and "a" not in c.groups["g"].targets
+    [new] = again.jobs
+    assert set(new.members) == {"a2", "b"}
+    c.assigned(compute(new), view())
+    assert set(c.groups["g"].targets) == {"a2", "b"}

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 
 from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
 from rackwise.common.java import java_hashmap_order, java_string_hash
@@ -495,3 +495,22 @@ class _Group:
             m: sorted(p for _, p in tps) for m, tps in document["assignment"].items()
         }
         return document
+
+
+def test_describe_configs_shows_the_group_consumer_keys_the_coordinator_applies(
+    cluster: Cluster,
+) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    resource = ConfigResource("BROKER", str(cluster.brokers[0]["id"]))
+    configs = admin.describe_configs([resource])[resource].result(30)
+
+    def shown(key: str) -> tuple[str, bool, int]:
+        entry = configs[key]
+        return entry.value, entry.is_default, int(getattr(entry.source, "value", entry.source))
+
+    static, default = ConfigSource.STATIC_BROKER_CONFIG.value, ConfigSource.DEFAULT_CONFIG.value
+    assert shown("group.consumer.assignors") == (",".join(DEFAULT_ASSIGNORS), True, default)
+    assert shown("group.consumer.heartbeat.interval.ms") == ("300", False, static)
+    assert shown("group.consumer.session.timeout.ms") == ("6000", False, static)
+    assert shown("group.consumer.max.size") == ("2147483647", True, default)
+    assert shown("group.consumer.leader.rack.change.delay.ms") == ("1000", False, static)

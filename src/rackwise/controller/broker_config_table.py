@@ -27,13 +27,15 @@ from __future__ import annotations
 
 from typing import Final
 
+from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
+
 KAFKA_PACKAGE: Final = "org.apache.kafka."
 """What a leading ``$`` of a default stands for."""
 
 LONG_DEFAULTS: Final = {
-    "group.consumer.assignors": (
-        "$coordinator.group.assignor.UniformAssignor,$coordinator.group.assignor.RangeAssignor"
-    ),
+    # Kafka 4's default is its built-in assignors by name, "uniform,range"; rackwise's offers
+    # its own after them, and the default listed is the one the broker applies
+    "group.consumer.assignors": ",".join(DEFAULT_ASSIGNORS),
     "listener.security.protocol.map": (
         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
     ),

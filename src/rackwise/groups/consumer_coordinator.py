@@ -7,6 +7,16 @@ Goals
       leave (-1), a static member's temporary leave (-2), and otherwise a heartbeat that may
       change the member's subscription, bump the group epoch, compute a new target assignment
       and move the member one step towards it (:func:`rackwise.groups.consumer_member.reconcile`).
+    * A large group's target (``offload_partitions``) is not computed within the heartbeat: the
+      outcome carries an :class:`~rackwise.groups.consumer_target.AssignmentJob` for the driver
+      to run elsewhere, and :meth:`ConsumerGroups.assigned` is the event of its result. Until
+      then members reconcile towards the previous target (the group is ``Assigning``). One job
+      per group is out at a time; a result whose group epoch has moved on (or whose members
+      are not the group's: a static member replaced by another id) is stale: it is dropped
+      and a job for the current epoch goes out instead. A member that joins a group
+      whose first target is still being computed has no target epoch to take: it is answered
+      the group epoch, waiting for partitions (``UNRELEASED_PARTITIONS``), and takes the
+      target's epoch (never lower: a stale target is never installed) when it comes.
     * :meth:`ConsumerGroups.expire` fences a member whose session expired or who kept
       partitions past its rebalance timeout; :meth:`ConsumerGroups.on_loaded` gives the timers
       a new coordinator sets after replaying the records.
@@ -45,6 +55,7 @@ from rackwise.groups.consumer_member import (
     LEAVE_GROUP_EPOCH,
     LEAVE_GROUP_STATIC_EPOCH,
     STABLE,
+    UNRELEASED_PARTITIONS,
     UNREVOKED_PARTITIONS,
     ConsumerMember,
     FencedMemberEpoch,
@@ -67,11 +78,15 @@ from rackwise.groups.consumer_records import (
     encode_tombstone,
 )
 from rackwise.groups.consumer_target import (
+    AssignmentJob,
+    AssignmentResult,
     LeaderRacks,
+    assignment_job,
+    compute,
     leader_racks,
-    new_target,
     subscribed_topics,
     subscription_metadata,
+    target_records,
 )
 from rackwise.groups.consumer_types import (
     REBALANCE,
@@ -93,6 +108,8 @@ class Outcome:
     answer: HeartbeatAnswer | None
     records: list[KeyValue] = field(default_factory=list)
     timers: list[Timer] = field(default_factory=list)
+    jobs: list[AssignmentJob] = field(default_factory=list)
+    """Targets to compute away from the loop; each result goes to ``ConsumerGroups.assigned``."""
 
 
 @dataclass(slots=True)
@@ -109,6 +126,7 @@ class ConsumerGroups:
         self.groups: dict[str, ConsumerGroup] = {}
         self._seen: dict[str, int] = {}  # group -> the topics version its metadata was made of
         self._leaders: dict[str, _Leaders] = {}
+        self._pending: dict[str, int] = {}  # group -> the epoch of the job out for it
         self._out: Outcome = Outcome(None)
 
     # ---- records ----------------------------------------------------------------------
@@ -249,20 +267,20 @@ class ConsumerGroups:
         if bump:
             self._emit(GroupEpoch(group.group_id, epoch))
         if epoch > group.target_epoch:
-            assignor = group.preferred_assignor(self.config.assignors[0])
-            for record in new_target(group, view, assignor, epoch):
-                self._emit(record)
-            self._leaders[group.group_id] = _Leaders(
-                leader_racks(subscribed_topics(group.members.values(), view), view)
-            )
+            self._assign(group, view, epoch)
         before = group.members[updated.member_id]
-        after = reconcile(
-            before,
-            group.target_epoch,
-            group.target(updated.member_id),
-            group.partition_epoch,
-            request.owned,
-        )
+        if group.target_epoch == 0:  # the group's first target is being computed
+            after = before
+            if before.member_epoch == 0:
+                after = replace(before, member_epoch=epoch, state=UNRELEASED_PARTITIONS)
+        else:
+            after = reconcile(
+                before,
+                group.target_epoch,
+                group.target(updated.member_id),
+                group.partition_epoch,
+                request.owned,
+            )
         if after != before or joining:
             self._emit(group.current_record(after))
             self._rebalance_timer(group.group_id, after, now_ms)
@@ -281,6 +299,46 @@ class ConsumerGroups:
             heartbeat_interval_ms=self.config.heartbeat_interval_ms,
             assignment=after.assigned if full or changed else None,
         )
+
+    def _assign(self, group: ConsumerGroup, view: TopicsView, epoch: int) -> None:
+        """Compute the target for ``epoch`` now, or send a job out for it (module docstring)."""
+        if group.group_id in self._pending:
+            return  # its result comes back first, stale or not
+        assignor = group.preferred_assignor(self.config.assignors[0])
+        job = assignment_job(group, view, assignor, epoch)
+        if job.partitions < self.config.offload_partitions:
+            self._install(group, compute(job))
+        else:
+            self._pending[group.group_id] = epoch
+            self._out.jobs.append(job)
+
+    def _install(self, group: ConsumerGroup, result: AssignmentResult) -> None:
+        for record in target_records(group, result):
+            self._emit(record)
+        self._leaders[group.group_id] = _Leaders(result.leaders)
+
+    def assigned(self, result: AssignmentResult, view: TopicsView) -> Outcome:
+        """A job's result is back: its target is installed if the group is still at the job's
+        epoch; otherwise it is dropped and, if the group still needs one, a new job goes out.
+        A result of no job out here (the coordinator reloaded meanwhile) is dropped."""
+        out = self._begin()
+        job = result.job
+        if self._pending.get(job.group_id) != job.epoch:
+            return out
+        del self._pending[job.group_id]
+        group = self.groups.get(job.group_id)
+        if group is None or not group.members:
+            return out
+        if group.epoch != job.epoch or group.members.keys() != job.members.keys():
+            # stale; a static member replaced meanwhile changes the ids, not the epoch
+            if group.epoch > group.target_epoch:
+                self._assign(group, view, group.epoch)
+            return out
+        try:
+            self._install(group, result)
+        except GroupError as e:
+            out.answer = HeartbeatAnswer(e.code, str(e))  # the next heartbeat tries again
+        return out
 
     def _store_member(
         self, group: ConsumerGroup, old: ConsumerMember, new: ConsumerMember, joining: bool
@@ -320,6 +378,8 @@ class ConsumerGroups:
         leaders = self._leaders.get(group.group_id)
         if leaders is not None and not changed and leaders.moved_since_ms is None:
             return False
+        if group.epoch > group.target_epoch:
+            return False  # the target being computed reads the leaders where they are now
         if not uses_leader_racks(group.preferred_assignor(self.config.assignors[0])):
             return False
         now = leader_racks((t.name for t in group.topics), view)
