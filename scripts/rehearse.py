@@ -13,10 +13,10 @@ refuse acks=all writes because of min.insync.racks, with some untouched. Then:
    so the brokers are fenced after broker.session.timeout.ms; SIGSTOP would leave connections
    hanging and processes to resume at teardown.
 3. What clients see, per partition, once no /dc3 broker is a leader or in an ISR: an acks=all
-   write without retries (NOT_ENOUGH_REPLICAS or NOT_ENOUGH_REPLICAS_AFTER_APPEND: under min
-   ISR when the ISR is smaller than min.insync.replicas, else refusing writes, which the
-   broker's min.insync.racks check answers; no leader or a timeout: offline), and an acks=1
-   marker each partition with a leader takes, which the group consumer must read.
+   write without retries (NOT_ENOUGH_REPLICAS or NOT_ENOUGH_REPLICAS_AFTER_APPEND: refusing
+   writes when the broker's message names min.insync.racks, else under min ISR; no leader or
+   a timeout: offline), and an acks=1 marker each partition with a leader takes, which the
+   group consumer must read. The ISR the metadata shows is printed beside them.
 
 The table (or --json) shows both side by side; exit 0 when they agree partition for
 partition, 1 when not. The cluster is torn down whatever happens (Ctrl-C: 130, SIGTERM: 143).
@@ -83,9 +83,19 @@ def _deadline(what: str, seconds: float, probe: Any) -> Any:
 
 
 def _rackwise(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rackwise", *args], capture_output=True, text=True, check=False
-    )
+    """``rackwise ARGS`` in a session of its own, so that Ctrl-C reaches this script only:
+    interrupted, the script still waits for ``cluster up`` to finish, so that the processes
+    it started are in cluster.json for ``cluster down``, then raises."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "rackwise", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = child.communicate()
+    except BaseException:
+        child.communicate(timeout=120)
+        raise
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
 
 
 def _note(text: str) -> None:
@@ -185,7 +195,8 @@ class Rehearsal:
                     for p in range(len(assignment)):
                         producer.produce(topic, b"load", partition=p)
                 producer.poll(0.2)
-            producer.flush(6)
+            producer.purge()  # what the offline partitions will never take
+            producer.flush(1)
 
         def consume() -> None:
             while not self.stop.is_set():
@@ -200,6 +211,10 @@ class Rehearsal:
         for thread in threads:
             thread.start()
         return threads
+
+    def read_all(self) -> bool:
+        with self.lock:
+            return len(self.read) == len(_partitions())
 
     def lose(self) -> None:
         for node in self.nodes:
@@ -221,25 +236,28 @@ class Rehearsal:
     def observe(self) -> tuple[dict[str, set[tuple[str, int]]], dict[tuple[str, int], Any]]:
         metadata = self.admin().list_topics(timeout=10).topics
         probe = KafkaProducer(bootstrap_servers=self.bootstrap(lost=False), acks="all",
-                              retries=0, request_timeout_ms=5000, max_block_ms=5000)  # fmt: skip
+                              retries=0, request_timeout_ms=3000, delivery_timeout_ms=4000,
+                              max_block_ms=4000)  # fmt: skip
         marker = KafkaProducer(bootstrap_servers=self.bootstrap(lost=False), acks=1,
-                               retries=0, request_timeout_ms=5000, max_block_ms=5000)  # fmt: skip
+                               retries=0, request_timeout_ms=3000, delivery_timeout_ms=4000,
+                               max_block_ms=4000)  # fmt: skip
         seen: dict[tuple[str, int], Any] = {}
         out: dict[str, set[tuple[str, int]]] = {o: set() for o in OUTCOMES}
         futures = {key: _send(probe, key, b"probe") for key in _partitions()}
         marked = []
         for (t, p), future in futures.items():
             state = metadata[t].partitions[p]
-            answer = _answer(future)
-            seen[(t, p)] = {"write": answer, "leader": state.leader, "isr": sorted(state.isrs)}
+            answer, message = _answer(future)
+            seen[(t, p)] = {"write": answer, "message": message, "leader": state.leader,
+                            "isr": sorted(state.isrs)}  # fmt: skip
             if answer.startswith("NotEnoughReplicas"):
-                outcome = "under_min_isr" if len(state.isrs) < MIN_ISR else "refusing_writes"
-                out[outcome].add((t, p))
+                racks = "min.insync.racks" in message
+                out["refusing_writes" if racks else "under_min_isr"].add((t, p))
             elif answer != "ok":
                 out["offline"].add((t, p))
             if state.leader >= 0:
                 value = f"marker {t} {p}".encode()
-                seen[(t, p)]["marker"] = _answer(_send(marker, (t, p), value))
+                seen[(t, p)]["marker"] = _answer(_send(marker, (t, p), value))[0]
                 marked.append(((t, p), value))
         for producer in (probe, marker):
             _close(producer)
@@ -276,15 +294,18 @@ def _close(producer: Any) -> None:
         producer.close(timeout=1)
 
 
-def _answer(future: Any) -> str:
-    """``ok`` or the name of the client's error."""
-    if isinstance(future, Exception):
-        return type(future).__name__
-    try:
-        future.get(timeout=10)
-        return "ok"
-    except KafkaError as e:
-        return type(e).__name__
+def _answer(future: Any) -> tuple[str, str]:
+    """``ok`` or the name of the client's error, with the broker's message (ProduceResponse's
+    ``error_message``, which kafka-python hands its exception) or ``""``."""
+    error = future if isinstance(future, Exception) else None
+    if error is None:
+        try:
+            future.get(timeout=10)
+            return "ok", ""
+        except KafkaError as e:
+            error = e
+    message = error.args[0] if error.args and isinstance(error.args[0], str) else ""
+    return type(error).__name__, message
 
 
 def _outcome(sets: dict[str, set[tuple[str, int]]], key: tuple[str, int]) -> str:
@@ -294,24 +315,33 @@ def _outcome(sets: dict[str, set[tuple[str, int]]], key: tuple[str, int]) -> str
 def rehearse(directory: Path) -> dict[str, Any]:
     rehearsal = Rehearsal(directory)
     threads: list[threading.Thread] = []
+    seconds: dict[str, float] = {}
+    began = time.monotonic()
+
+    def phase(name: str, text: str) -> None:
+        seconds[name] = round(time.monotonic() - began - sum(seconds.values()), 1)
+        _note(f"rehearsal: {text} ({seconds[name]:.1f} s)")
+
     try:
-        began = time.monotonic()
         _note("rehearsal: starting 3 controllers (one per data centre) and 6 brokers")
         rehearsal.up()
         rehearsal.create_topics()
+        phase("up", "cluster up, topics created and in sync")
         predicted = rehearsal.predict()
-        _note(f"rehearsal: audit's prediction for {LOST} read ({time.monotonic() - began:.1f} s)")
+        phase("predict", f"the audit's prediction for {LOST} read from the cluster")
         threads = rehearsal.clients()
-        time.sleep(1)  # the clients at work before the loss
-        _note(f"rehearsal: every {LOST} process killed (SIGKILL)")
+        _deadline("the consumer reading every partition", 30, rehearsal.read_all)
+        phase("clients", "the producer and the consumer at work on every partition")
         rehearsal.lose()
+        phase("lose", f"every {LOST} process killed (SIGKILL), none a leader or in an ISR")
         observed, seen = rehearsal.observe()
-        _note(f"rehearsal: observed ({time.monotonic() - began:.1f} s)")
+        phase("observe", "every partition probed")
     finally:
         rehearsal.stop.set()
         for thread in threads:
             thread.join(8)
         rehearsal.down()
+    phase("down", "cluster torn down")
     rows = []
     for key, state in sorted(seen.items()):
         want, got = _outcome(predicted, key), _outcome(observed, key)
@@ -325,6 +355,7 @@ def rehearse(directory: Path) -> dict[str, Any]:
         "partitions": rows,
         "agree": all(r["agree"] for r in rows),
         "pids": sorted(int(n["pid"]) for n in rehearsal.nodes),
+        "seconds": seconds,
     }
 
 
@@ -351,6 +382,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with tempfile.TemporaryDirectory(prefix="rehearsal-") as scratch:
             directory = Path(args.dir) if args.dir else Path(scratch) / "cluster"
