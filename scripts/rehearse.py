@@ -37,14 +37,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
 from rackwise.cli.pipeline import read_live
-from rackwise.pipeline.audit.partition_exposure import exposure_partitions
-from rackwise.pipeline.audit.rules import TOPIC_KEYS, DomainRules
+from rackwise.pipeline.audit.partition_exposure import COUNT_COLUMNS, exposure_partitions
+from rackwise.pipeline.audit.rules import DomainRules
 from rackwise.pipeline.ingest.local import read_source
 from rackwise.pipeline.ingest.source import InputSource, live_clusters
 
@@ -156,29 +157,34 @@ class Rehearsal:
         _deadline("every replica in sync", 30, in_sync)
 
     def predict(self) -> dict[str, set[tuple[str, int]]]:
-        """The audit's partitions for /dc3, read from the live cluster."""
+        """The audit's partitions for /dc3, read from the live cluster as the audit reads it
+        (its topics' rules among the rows read)."""
         name = "rehearsal"
         source = InputSource.live_clusters(
             live_clusters([f"{name}={self.bootstrap()}"], None), name, None
         )
-        tables = read_source(source, read_live(source, _note, None))
-        admin = self.admin()
-        resources = [ConfigResource("topic", t) for t in TOPICS]
-        configs = [
-            (name, r.name, key, entry.value)
-            for r, future in admin.describe_configs(resources).items()
-            for key, entry in future.result(10).items()
-            if key in TOPIC_KEYS and entry.value is not None
-        ]
+        columns = read_live(source, _note, None)
+        tables = read_source(source, columns)
         rows = exposure_partitions(
             name, tables.brokers, tables.log_dirs, tables.replicas, MIN_ISR,
-            DomainRules.of({}, configs),
+            DomainRules.of({}, columns.topic_configs),
         ).to_pylist()  # fmt: skip
         out: dict[str, set[tuple[str, int]]] = {o: set() for o in OUTCOMES}
         for r in rows:
-            if r["domain"] == LOST and r["topic"] in TOPICS:
+            if r["domain"] == LOST:
                 out[r["outcome"]].add((r["topic"], r["partition"]))
         return out
+
+    def audit_counts(self, out: Path) -> dict[str, int]:
+        """What ``rackwise pipeline audit --bootstrap-server`` counts for /dc3."""
+        done = _rackwise("pipeline", "audit", "--bootstrap-server", self.bootstrap(),
+                         "--min-insync-replicas", str(MIN_ISR), "--engine", "local",
+                         "--out", str(out), "--format", "json")  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"pipeline audit: {done.stderr.strip().splitlines()[-1:]}")
+        table = pq.read_table(out / "audit" / "exposure").to_pylist()
+        row = next(r for r in table if r["domain"] == LOST)
+        return {o: int(row[COUNT_COLUMNS[o]]) for o in OUTCOMES}
 
     def clients(self) -> list[threading.Thread]:
         """An acks=all producer writing to every partition, and a group consumer recording
@@ -312,7 +318,7 @@ def _outcome(sets: dict[str, set[tuple[str, int]]], key: tuple[str, int]) -> str
     return next((o for o in OUTCOMES if key in sets[o]), "-")
 
 
-def rehearse(directory: Path) -> dict[str, Any]:
+def rehearse(directory: Path, scratch: Path) -> dict[str, Any]:
     rehearsal = Rehearsal(directory)
     threads: list[threading.Thread] = []
     seconds: dict[str, float] = {}
@@ -328,6 +334,7 @@ def rehearse(directory: Path) -> dict[str, Any]:
         rehearsal.create_topics()
         phase("up", "cluster up, topics created and in sync")
         predicted = rehearsal.predict()
+        counted = rehearsal.audit_counts(scratch / "audit")
         phase("predict", f"the audit's prediction for {LOST} read from the cluster")
         threads = rehearsal.clients()
         _deadline("the consumer reading every partition", 30, rehearsal.read_all)
@@ -353,7 +360,9 @@ def rehearse(directory: Path) -> dict[str, Any]:
         "predicted": {o: sorted(map(list, predicted[o])) for o in OUTCOMES},
         "observed": {o: sorted(map(list, observed[o])) for o in OUTCOMES},
         "partitions": rows,
-        "agree": all(r["agree"] for r in rows),
+        "audit_counts": counted,
+        "agree": all(r["agree"] for r in rows)
+        and counted == {o: len(predicted[o]) for o in OUTCOMES},
         "pids": sorted(int(n["pid"]) for n in rehearsal.nodes),
         "seconds": seconds,
     }
@@ -371,6 +380,8 @@ def _table(result: dict[str, Any]) -> str:
     widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(headers)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in (headers, *body)]  # fmt: skip
+    counts = ", ".join(f"{n} {o}" for o, n in result["audit_counts"].items())
+    lines.append(f"rackwise pipeline audit counts for {LOST}: {counts}")
     verdict = "agree" if result["agree"] else "DISAGREE"
     lines.append(f"{LOST} lost: the audit and the clients {verdict}, partition for partition")
     return "\n".join(lines)
@@ -386,7 +397,7 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="rehearsal-") as scratch:
             directory = Path(args.dir) if args.dir else Path(scratch) / "cluster"
-            result = rehearse(directory)
+            result = rehearse(directory, Path(scratch))
     except KeyboardInterrupt:
         _note("error: interrupted")
         return 130

@@ -1,9 +1,10 @@
 """A data centre lost on a real cluster: ``scripts/rehearse.py`` (the ``make run`` step) starts
 6 brokers over three data centres with a controller in each, reads the audit's per-partition
-prediction for ``/dc3`` from the running cluster, kills every ``/dc3`` process under an acks=all
-producer and a group consumer, and reports what clients then see. The audit's prediction must
-be what the clients see, partition for partition, and both must be the outcomes worked out by
-hand from the script's placements (so an audit and an observation wrong the same way fail)."""
+prediction for ``/dc3`` from the running cluster (and ``rackwise pipeline audit``'s counts),
+kills every ``/dc3`` process under an acks=all producer and a group consumer, and reports what
+clients then see. The audit's prediction must be what the clients see, partition for
+partition, and both must be the outcomes worked out by hand from the script's placements (so
+an audit and an observation wrong the same way fail)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ def test_the_audit_predicts_what_the_clients_see(rehearsal: dict[str, Any]) -> N
     assert disagree == []
     assert rehearsal["observed"] == rehearsal["predicted"]
     assert rehearsal["predicted"] == BY_HAND
+    # `rackwise pipeline audit --bootstrap-server`'s exposure row for /dc3, its topics' own
+    # min.insync.racks read from the cluster (no --min-insync-racks given)
+    assert rehearsal["audit_counts"] == {k: len(v) for k, v in BY_HAND.items()}
     assert rehearsal["agree"] is True
 
 

@@ -23,6 +23,7 @@ from rackwise.client.cluster_state import (
 )
 from rackwise.client.snapshot_tables import merged, read_live, snapshot_columns, summary
 from rackwise.common import TopicPartition
+from rackwise.pipeline.audit.rules import DomainRules, TopicRule
 from rackwise.pipeline.ingest.local import LocalTables, read_source
 from rackwise.pipeline.ingest.source import (
     LIVE_REPLICAS_SOURCE,
@@ -153,6 +154,26 @@ def test_several_clusters_are_one_input_with_distinct_ordinals() -> None:
     }
     assert counts == {"east": 5, "west": 5}
     assert rows(merged([]).replicas) == []
+
+
+def test_the_topics_rules_are_the_inputs_topic_configs() -> None:
+    configs = {
+        "orders": {"min.insync.replicas": "2", "min.insync.racks": "2",
+                   "leaders.preference": "ordered_racks:/dc1,/dc2"},
+        "audit": {"min.insync.racks.level": "2"},
+    }  # fmt: skip
+    east = snapshot_columns(snapshot(topic_configs=configs), "east")
+    assert east.topic_configs == [
+        ("east", "audit", "min.insync.racks.level", "2"),
+        ("east", "orders", "leaders.preference", "ordered_racks:/dc1,/dc2"),
+        ("east", "orders", "min.insync.racks", "2"),
+    ]
+    both = merged([east, snapshot_columns(snapshot(), "west")])
+    assert both.topic_configs == east.topic_configs
+    rules = DomainRules.of({"min.insync.racks": "3"}, both.topic_configs)
+    assert rules.rule("east", "orders").min_insync_racks == 2
+    assert rules.rule("east", "audit") == TopicRule(3, 2)
+    assert rules.rule("west", "orders").min_insync_racks == 3
 
 
 def write_files(directory: Path) -> InputSource:

@@ -1,6 +1,7 @@
 """A running cluster read whole through Kafka's admin APIs: its brokers and racks, every
 partition's replicas, leader and ISR, every log directory with its capacity and the replicas in
-it, the topics' ``min.insync.replicas`` and throttle configs, and the reassignments in flight,
+it, the topics' ``min.insync.replicas``, throttle and rule configs, and the reassignments in
+flight,
 as one frozen :class:`ClusterSnapshot`.
 
 Goals
@@ -58,7 +59,14 @@ DEFAULT_TIMEOUT_MS: Final = 30_000
 MIN_INSYNC_KEY: Final = "min.insync.replicas"
 LEADER_THROTTLED_KEY: Final = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_KEY: Final = "follower.replication.throttled.replicas"
-TOPIC_CONFIG_KEYS: Final = (MIN_INSYNC_KEY, LEADER_THROTTLED_KEY, FOLLOWER_THROTTLED_KEY)
+RULE_KEYS: Final = ("min.insync.racks", "min.insync.racks.level", "leaders.preference")
+"""The topic rules the audit judges a domain's loss by (a Kafka without them answers none)."""
+TOPIC_CONFIG_KEYS: Final = (
+    MIN_INSYNC_KEY,
+    LEADER_THROTTLED_KEY,
+    FOLLOWER_THROTTLED_KEY,
+    *RULE_KEYS,
+)
 """The topic configs read for every topic."""
 DEFAULT_MIN_INSYNC: Final = 1
 """Kafka's default ``min.insync.replicas``, for a topic whose config does not say."""

@@ -21,6 +21,10 @@ Constraints
       counts the size of the partition's largest copy, which it will have once it has caught
       up.
     * A partition without replicas is rejected, as the JSON reader rejects an entry without.
+    * The topics' ``min.insync.racks``, ``min.insync.racks.level`` and ``leaders.preference``
+      (DescribeConfigs' values, the brokers' defaults included) are the input's topic config
+      rows, which the audit and the plan judge the topics by, as a fleet's
+      ``topic_configs`` dataset is.
 
 Worked example
     A snapshot of brokers 1-3 where ``t-0`` is on ``(1, 2)`` and moving to ``(2, 3)``
@@ -39,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rackwise.client.cluster_state import (
+    RULE_KEYS,
     ClusterSnapshot,
     ClusterStateError,
     PartitionState,
@@ -96,7 +101,13 @@ def snapshot_columns(snapshot: ClusterSnapshot, cluster_id: str) -> JsonColumns:
             for name, value in zip(REPLICA_TYPES, row, strict=True):
                 columns[name].append(value)
     table = pa.table({k: pa.array(v, REPLICA_TYPES[k]) for k, v in columns.items()})
-    return JsonColumns(brokers, table, [], rejects)
+    configs = [
+        (cluster_id, topic, key, value)
+        for topic, values in sorted(snapshot.topic_configs.items())
+        for key, value in sorted(values.items())
+        if key in RULE_KEYS
+    ]
+    return JsonColumns(brokers, table, [], rejects, configs)
 
 
 def merged(parts: Sequence[JsonColumns]) -> JsonColumns:
@@ -104,6 +115,7 @@ def merged(parts: Sequence[JsonColumns]) -> JsonColumns:
     brokers: list[tuple[object, ...]] = []
     tables = [pa.table({k: pa.array([], t) for k, t in REPLICA_TYPES.items()})]
     rejects = Rejects(parts[0].rejects.cluster_id if parts else "")
+    configs: list[tuple[str, str, str, str]] = []
     offset = 0
     for part in parts:
         brokers.extend(
@@ -115,7 +127,8 @@ def merged(parts: Sequence[JsonColumns]) -> JsonColumns:
         if part.replicas.num_rows:
             offset += int(pc.max(ordinals).as_py()) + 1
         rejects.rows.extend(part.rejects.rows)
-    return JsonColumns(brokers, pa.concat_tables(tables), [], rejects)
+        configs.extend(part.topic_configs)
+    return JsonColumns(brokers, pa.concat_tables(tables), [], rejects, configs)
 
 
 def summary(snapshot: ClusterSnapshot) -> str:

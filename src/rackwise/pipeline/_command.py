@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
@@ -421,6 +421,7 @@ def _run_stages(args: argparse.Namespace, command: str) -> int:
     columns: JsonColumns | None = None
     if source.kind == "live":
         columns = _read_live(args, source, progress)
+        args.domain_rules = domain_rules(args, source, columns.topic_configs)
     elif source.kind == "json":
         columns = source.parse_json()
     parsed = time.perf_counter() - began
@@ -474,8 +475,13 @@ def _stage(
     )
 
 
-def domain_rules(args: argparse.Namespace, source: InputSource) -> DomainRules:
-    """The topics' rules: the options' broker defaults, then the input's topic configs."""
+def domain_rules(
+    args: argparse.Namespace,
+    source: InputSource,
+    read: Sequence[tuple[str, str, str, str]] = (),
+) -> DomainRules:
+    """The topics' rules: the options' broker defaults, then the input's topic configs (a
+    fleet's dataset, or those ``read`` from running clusters)."""
     from rackwise.pipeline.audit.rules import (  # noqa: PLC0415
         DEFAULT_LEADERS_PREFERENCE,
         MIN_INSYNC_RACKS,
@@ -494,7 +500,7 @@ def domain_rules(args: argparse.Namespace, source: InputSource) -> DomainRules:
         if value is not None
     }
     try:
-        return DomainRules.of(defaults, read_topic_configs(source))
+        return DomainRules.of(defaults, [*read_topic_configs(source), *read])
     except ValueError as e:  # a value that does not parse, a dataset of the wrong shape
         raise UsageError(str(e)) from None
 

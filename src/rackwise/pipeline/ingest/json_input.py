@@ -73,12 +73,14 @@ class Rejects:
 @dataclass
 class JsonColumns:
     """One cluster's raw rows (``_source`` is added by the caller): brokers and reported
-    directories as row tuples (they are few), replicas as an Arrow table."""
+    directories as row tuples (they are few), replicas as an Arrow table; a running
+    cluster's topic configs as ``(cluster_id, topic, name, value)`` rows (files carry none)."""
 
     brokers: list[tuple[object, ...]]
     replicas: pa.Table
     reported_dirs: list[tuple[object, ...]]
     rejects: Rejects
+    topic_configs: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 def read_brokers(path: Path, cluster_id: str, rejects: Rejects) -> list[tuple[object, ...]]:
