@@ -10,10 +10,14 @@
 #      consumed back with rackwise producer-perf-test and consumer-perf-test.
 #   4. A topic placed badly on purpose, the running cluster audited through its admin APIs,
 #      and the plan carried out with rackwise rebalance under a throttle, audited again.
-#   5. The fleet pipeline: a synthetic fleet generated, audited and planned.
+#   5. A data centre lost for real (scripts/rehearse.py): the cluster above stopped, a second
+#      one of 3 controllers (one per data centre) and 6 brokers started, the audit's prediction
+#      for /dc3 read from it, every /dc3 process killed under an acks=all producer and a group
+#      consumer, and what the clients see printed beside the prediction; torn down after.
+#   6. The fleet pipeline: a synthetic fleet generated, audited and planned.
 #
 # Everything lands under RUN_DIR (default ./run; `RUN_DIR=/tmp/x make run` puts it elsewhere).
-# The cluster is stopped at the end, brokers first; run again and it restarts with its data.
+# The cluster is stopped after step 4, brokers first; run again and it restarts with its data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,6 +98,12 @@ step "The running cluster audited through its admin APIs"
 step "The plan carried out in safe batches under a 10 MB/s throttle, then audited again"
 "$BIN/rackwise" rebalance --bootstrap-server "$BOOTSTRAP" --strategy multi-level \
     --throttle 10000000 --execute
+
+stop_cluster
+trap - EXIT
+
+step "A data centre lost: the audit's prediction for /dc3 against what the clients see"
+"$BIN/python" scripts/rehearse.py
 
 step "A fleet of 8 clusters, generated"
 spark "$BIN/rackwise" pipeline generate --clusters 8 --brokers 24 --partitions 4000 \
