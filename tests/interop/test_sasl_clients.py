@@ -9,7 +9,6 @@ served in their usual time. The broker logs in to the controller with PLAIN."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import socket
 import struct
@@ -29,6 +28,7 @@ from confluent_kafka.admin import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from kafka.net.compat import KafkaNetClient
 
 from rackwise.common.error_codes import RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL
 from tests.interop.sasl_cluster import SaslCluster, start_sasl_cluster
@@ -142,23 +142,30 @@ def test_kafka_python_produces_and_consumes_with_scram(cluster: SaslCluster) -> 
     assert values == [f"v{i}".encode() for i in range(5)]
 
 
-# kafka-python's producer leaves its wake-up socket pair open when its constructor raises:
-# reaped here, so that the warning lands on this test (and is ignored) and not on a later one.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_kafka_python_reports_the_failed_login(
     cluster: SaslCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="kafka")
-    with pytest.raises(kafka.errors.KafkaTimeoutError):
-        kafka.KafkaProducer(
-            bootstrap_servers=cluster.sasl_bootstrap,
-            security_protocol="SASL_PLAINTEXT",
-            sasl_mechanism="SCRAM-SHA-512",
-            sasl_plain_username="alice",
-            sasl_plain_password="wrong",
-            max_block_ms=3000,
-        )
-    gc.collect()
+    made: list[KafkaNetClient] = []
+
+    def client(**configs: Any) -> KafkaNetClient:
+        made.append(KafkaNetClient(**configs))
+        return made[-1]
+
+    try:
+        with pytest.raises(kafka.errors.KafkaTimeoutError):
+            kafka.KafkaProducer(
+                bootstrap_servers=cluster.sasl_bootstrap,
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="SCRAM-SHA-512",
+                sasl_plain_username="alice",
+                sasl_plain_password="wrong",
+                max_block_ms=3000,
+                kafka_client=client,
+            )
+    finally:  # a producer whose constructor raised leaves its client, and its sockets, open
+        for made_client in made:
+            made_client.close()
     assert any(SCRAM_FAILED in r.getMessage() for r in caplog.records)
 
 
