@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/pipeline_plan.py [--brokers 215] [--replicas 2800000]
         [--strategy keep] [--topology dc=3,rack=2] [--throttle 100000000] [--no-spark]
-        [--no-local]
+        [--no-local] [--domain-loss 2 [--min-insync-replicas 2]]
 
 The anchor is Cruise Control, whose users report 95 minutes (18 in its fast mode) to compute a
 proposal for 215 brokers and 2.8 million replicas. The cluster is generated with
@@ -17,6 +17,12 @@ partition in 200 misplaced, a skewed disk, a failed log directory), then planned
 3. ``spark``: ``read_fleet`` and ``run_plan`` on ``local[2]`` (time per stage: the plan, the
    reassignment file, the audit of the current state stage by stage, the target state's
    figures, the summary, the report), end to end including Spark's start.
+
+With ``--domain-loss N`` the direct stage is a pair, in the same run on the same cluster: the
+plan without ``DomainLossGoal`` and the plan with it, every topic at ``min.insync.racks=N``
+(level 1: data centres) and ``--min-insync-replicas``; it prints both plans' time, replica
+moves and leader moves, the ratio of times, and the goal's figures (partitions exposed to a
+data centre's loss before and after, those no placement of their factor protects).
 
 It prints the time of each stage and the plan's figures: moves and bytes against the lower
 bound, spread violations and skew before and after, the balancedness score before and after.
@@ -34,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rackwise.balance import plan_cluster
+from rackwise.balance import ClusterInput, DomainRule, plan_cluster
 from rackwise.pipeline.generate import generate_fleet
 from rackwise.pipeline.plan.group import broker_dir_rows, cluster_input
 
@@ -67,6 +73,68 @@ def direct(fleet: Path, strategy: str) -> dict[str, Any]:
     for goal in plan.report.goals:
         _line(f"  {goal.name} [{goal.status}]", f"{goal.time_ms / 1000:.2f} s")
     return plan.report.to_dict()
+
+
+def _read_cluster(fleet: Path) -> ClusterInput:
+    replicas = pq.read_table(fleet / "replicas")
+    replicas = replicas.cast(
+        pa.schema(
+            [
+                pa.field(f.name, pa.string() if pa.types.is_dictionary(f.type) else f.type)
+                for f in replicas.schema
+            ]
+        )
+    )
+    return cluster_input(replicas, broker_dir_rows(pq.read_table(fleet / "brokers")))
+
+
+def domain_loss(fleet: Path, strategy: str, racks: int, min_isr: int) -> dict[str, Any]:
+    """The plan without and with DomainLossGoal, in this process, one after the other."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    print(
+        f"domain loss (min.insync.racks={racks}, min.insync.replicas={min_isr}, {strategy}):",
+        flush=True,
+    )
+    cluster = _read_cluster(fleet)
+    rule = DomainRule(min_isr, racks, 1)
+    ruled = replace(cluster, domain_rules={t: rule for t in cluster.replicas.topic_names})
+    out: dict[str, Any] = {}
+    for label, given in (("without", cluster), ("with", ruled)):
+        began = time.perf_counter()
+        report = plan_cluster(given, strategy, clock=time.perf_counter).report  # type: ignore[arg-type]
+        seconds = time.perf_counter() - began
+        goal = next(g for g in report.goals if g.name == "DomainLossGoal")
+        out[label] = {
+            "seconds": seconds,
+            "replica_moves": report.replica_moves,
+            "leader_moves": report.leader_moves,
+            "domain_loss_goal": {
+                "violations_before": goal.violations_before,
+                "violations_after": goal.violations_after,
+                "replica_moves": goal.replica_moves,
+                "seconds": goal.time_ms / 1000,
+            },
+            "unprotectable_partitions": report.unprotectable_partitions,
+            "score_after": report.score_after,
+        }
+        _line(
+            f"{label} DomainLossGoal: plan_cluster",
+            f"{seconds:.2f} s, {report.replica_moves:,} replica moves, "
+            f"{report.leader_moves:,} leader moves",
+        )
+    goal = out["with"]["domain_loss_goal"]
+    _line(
+        "  exposed, protectable: before -> after",
+        f"{goal['violations_before']:,} -> {goal['violations_after']:,} "
+        f"(goal: {goal['replica_moves']:,} moves, {goal['seconds']:.2f} s)",
+    )
+    _line("  unprotectable at their factor", f"{out['with']['unprotectable_partitions']:,}")
+    _line(
+        "  time with / without",
+        f"{out['with']['seconds'] / max(out['without']['seconds'], 1e-9):.2f}",
+    )
+    return out
 
 
 def spark(fleet: Path, out: Path, strategy: str, throttle: int) -> dict[str, Any]:
@@ -183,6 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-local", action="store_true")
     parser.add_argument("--out", type=Path, default=None, help="keep the outputs here")
+    parser.add_argument(
+        "--domain-loss",
+        type=int,
+        default=0,
+        metavar="MIN_INSYNC_RACKS",
+        help="only plan without and with DomainLossGoal at this min.insync.racks",
+    )
+    parser.add_argument("--min-insync-replicas", type=int, default=2)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rackwise-plan-bench-") as scratch:
         work = args.out or Path(scratch)
@@ -202,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
             json_max_clusters=0,
         )
         _line("generate_fleet", f"{time.perf_counter() - began:.2f} s")
+        if args.domain_loss:
+            figures = domain_loss(fleet, args.strategy, args.domain_loss, args.min_insync_replicas)
+            if args.out:
+                (args.out / "domain_loss.json").write_text(json.dumps(figures, indent=2))
+            return 0
         report = direct(fleet, args.strategy)
         if not args.no_local:
             local(fleet, work / "local", args.strategy, args.throttle)

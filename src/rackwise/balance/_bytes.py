@@ -303,7 +303,7 @@ def _fits(work: Work, p: int, src: int, dst: int) -> bool:
     """Partition p's replica on ``src`` may move to ``dst``."""
     row = work.row(p)
     excluded = work.excluded.get(p, ())
-    if dst in row or dst in excluded:
+    if dst in row or dst in excluded or not work.allows(p, src, dst):
         return False
     return spread_ok(work.tree, [dst if x == src else x for x in row], excluded)
 

@@ -113,10 +113,10 @@ def destination(
         cand = cand[np.argsort(-deficit[cand], kind="stable")]
         if tree.broker_only[node]:
             for b in cand.tolist():
-                if b not in row and b not in excluded:
+                if b not in row and b not in excluded and work.allows(p, src, b):
                     return int(b)
             continue
-        found = _try_across(work, cand, node, row, src, excluded)
+        found = _try_across(work, cand, node, p, src)
         if found >= 0:
             if backoff is not None:
                 backoff[0] = 0
@@ -128,14 +128,14 @@ def destination(
     return -1
 
 
-def _try_across(
-    work: Work, cand: IntArray, node: int, row: list[int], src: int, excluded: tuple[int, ...]
-) -> int:
+def _try_across(work: Work, cand: IntArray, node: int, p: int, src: int) -> int:
     """The first of ``cand`` (best first) that keeps the partition evenly spread, trying at
     most ``_TRIES`` under each child of ``node``. When the moving replica is the partition's
     only one beneath ``node``, every destination there keeps the spread (the counts at ``node``
     keep their shape, and each side below holds at most that one replica), so none is checked."""
     tree = work.tree
+    row = work.row(p)
+    excluded = work.excluded.get(p, ())
     depth = int(tree.rack_tree.depth[node])
     chains = tree.chain_list
     alone = sum(1 for x in row if len(chains[x]) > depth and chains[x][depth] == node) == 1
@@ -143,6 +143,8 @@ def _try_across(
     tries: dict[int, int] = {}
     for b, kid in zip(cand.tolist(), kids, strict=True):
         if b in row or b in excluded or tries.get(kid, 0) >= _TRIES:
+            continue
+        if not work.allows(p, src, b):
             continue
         if alone and not excluded:
             return int(b)
@@ -221,7 +223,7 @@ def _movers_toward(
 def _may_move(work: Work, p: int, src: int, dst: int, node: int) -> bool:
     row = work.row(p)
     excluded = work.excluded.get(p, ())
-    if dst in row or dst in excluded:
+    if dst in row or dst in excluded or not work.allows(p, src, dst):
         return False
     if work.tree.broker_only[node]:
         return True
@@ -318,7 +320,7 @@ def _pull(work: Work, index: SlotIndex, u: int, node: int, near: IntArray, lo: I
                 continue
             row = work.row(p)
             excluded = work.excluded.get(p, ())
-            ok = u not in row and u not in excluded
+            ok = u not in row and u not in excluded and work.allows(p, d, u)
             if ok and not tree.broker_only[node]:
                 ok = spread_ok(tree, [u if x == d else x for x in row], excluded)
             if not ok:

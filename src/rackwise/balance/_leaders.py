@@ -121,6 +121,8 @@ def _rounds(work: Work, lo: int, hi: int, in_tree: BoolArray, *, down: bool) -> 
         lead = tgt[:, 0]
         rows = np.flatnonzero((lead >= 0) & (give[np.maximum(lead, 0)] > 0))
         followers = tgt[rows, 1:]
+        if followers.shape[1] == 0:
+            return  # replication factor 1 everywhere: no follower to hand leadership to
         room = np.where(followers >= 0, take[np.maximum(followers, 0)], 0)
         col = room.argmax(axis=1)
         best = room[np.arange(rows.size), col]

@@ -3,7 +3,7 @@ through :meth:`Work.place` so that counts, bytes and the per-node room stay in s
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
 import numpy as np
 
@@ -18,6 +18,16 @@ OFFLINE: Final = 1
 SPREAD: Final = 2
 REPLICAS: Final = 3
 BYTES: Final = 4
+
+DOMAIN_LOSS: Final = 5
+
+
+class MoveGuard(Protocol):
+    """What a higher goal lets the balance goals do: move partition p's replica from broker
+    ``src`` to ``dst`` (``DomainLossGoal``'s guard)."""
+
+    def allows(self, p: int, src: int, dst: int) -> bool: ...
+
 
 HOMELESS: Final = -2
 """A replica position whose replica was dropped and is not placed yet (only inside a repair)."""
@@ -56,6 +66,11 @@ class Work:
         self.room: list[float] = room.tolist()
         self.excluded: dict[int, tuple[int, ...]] = _excluded(lay, tree)
         self._regions: dict[int, list[tuple[int, IntArray]]] = {}
+        self.guard: MoveGuard | None = None
+
+    def allows(self, p: int, src: int, dst: int) -> bool:
+        """Whether the goals above the balance ones let p's replica move from src to dst."""
+        return self.guard is None or self.guard.allows(p, src, dst)
 
     def regions(self, broker: int) -> list[tuple[int, IntArray]]:
         """:func:`regions` of ``broker``, cached."""

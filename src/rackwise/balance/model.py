@@ -148,6 +148,16 @@ class ReplicaTable:
         return int(self.topics.size)
 
 
+@dataclass(frozen=True, slots=True)
+class DomainRule:
+    """What losing one top-level domain must leave a topic's partitions: ``min_insync_replicas``
+    replicas in ``min_insync_racks`` domains at ``level`` (``min.insync.racks.level``)."""
+
+    min_insync_replicas: int
+    min_insync_racks: int = 1
+    level: int = 1
+
+
 @dataclass(frozen=True, eq=False)
 class ClusterInput:
     """One cluster as the planner sees it; ``leaders_preferences`` is each topic's
@@ -159,3 +169,6 @@ class ClusterInput:
     leaders_preferences: Mapping[str, LeadersPreference] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    domain_rules: Mapping[str, DomainRule] = field(default_factory=lambda: MappingProxyType({}))
+    """Each topic's :class:`DomainRule`, for ``DomainLossGoal``; a topic without one is not
+    judged by it."""

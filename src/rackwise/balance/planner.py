@@ -3,18 +3,22 @@
 Goals, in priority order (the report lists them so; see :data:`~rackwise.balance.report.GOALS`)
     1. ``SpreadGoal`` (hard): every partition evenly spread at every node of the rack tree, as far
        as the brokers allow (``rackwise.topology.spread``'s definition).
-    2. ``ReplicaDistributionGoal`` and ``LeaderReplicaDistributionGoal``: replicas per broker
+    2. ``DomainLossGoal``: every partition with a rule (``ClusterInput.domain_rules``) keeps,
+       after losing any one top-level domain, ``min.insync.replicas`` replicas in
+       ``min.insync.racks`` domains wherever its factor allows (:mod:`~rackwise.balance._loss`);
+       the goals below it make no move that exposes a partition to a new loss.
+    3. ``ReplicaDistributionGoal`` and ``LeaderReplicaDistributionGoal``: replicas per broker
        within ``floor .. ceil`` of the broker's fair share (the mean, except where the spread
        rule fixes a rack's total: :mod:`~rackwise.balance._shares`), preferred leaders per
        broker within one of the mean.
-    3. ``OfflineReplicaGoal`` (hard): no replica in a failed log directory or on a broker
+    4. ``OfflineReplicaGoal`` (hard): no replica in a failed log directory or on a broker
        without a live one; ``DiskUsageDistributionGoal`` and
        ``IntraBrokerDiskUsageDistributionGoal``: bytes within 10% of each broker's share and of
        each live directory's share of its broker (KIP-113).
-    4. Preferred leaders balanced by reordering replica lists only (no data moves); then a
+    5. Preferred leaders balanced by reordering replica lists only (no data moves); then a
        topic's ``leaders.preference`` puts each partition's first replica in its most
        preferred domain (:mod:`~rackwise.balance._pinning`).
-    5. Move as little data as possible: keep every replica that may stay, move the smallest,
+    6. Move as little data as possible: keep every replica that may stay, move the smallest,
        move a replica this plan already moved before an original one.
 
 Constraints
@@ -62,6 +66,7 @@ from rackwise.balance._counts import balance_replicas
 from rackwise.balance._dirs import balance_dirs
 from rackwise.balance._layout import PAD, Layout, layout
 from rackwise.balance._leaders import balance_leaders, leader_bounds
+from rackwise.balance._loss import Guard, Verdicts, protect, violations
 from rackwise.balance._measure import (
     Bounds,
     BrokerTargets,
@@ -78,16 +83,25 @@ from rackwise.balance._shares import bounds as share_bounds
 from rackwise.balance._shares import fair_shares
 from rackwise.balance._spread import violations_by_level
 from rackwise.balance._tree import PlanTree, build_tree
-from rackwise.balance._work import BYTES, OFFLINE, REPLICAS, SPREAD, Work
+from rackwise.balance._work import BYTES, DOMAIN_LOSS, OFFLINE, REPLICAS, SPREAD, Work
 from rackwise.balance.model import (
     STRATEGIES,
     BoolArray,
     Clock,
     ClusterInput,
+    DomainRule,
     IntArray,
     Strategy,
 )
-from rackwise.balance.report import GOALS, GoalResult, PlanReport, balancedness, status
+from rackwise.balance.report import (
+    GOALS,
+    UNPROTECTABLE_LISTED,
+    GoalResult,
+    PlanReport,
+    Unprotectable,
+    balancedness,
+    status,
+)
 from rackwise.common import InvalidRequestException
 from rackwise.topology import LeadersPreference
 
@@ -169,7 +183,11 @@ def plan_cluster(
     load_before = loads(lay, before_state)
     before = goal_violations(lay, before_state, int(planned_bad.sum()), goal_bounds, load_before)
     before["audit"] = int(audit_bad.sum())
-    timings, must = _run_goals(work, strategy, seed, lo, hi, now, cluster.leaders_preferences)
+    loss = _DomainLoss(work, cluster.domain_rules)
+    before["DomainLossGoal"] = loss.violations(lay.cur)
+    timings, must = _run_goals(
+        work, strategy, seed, (lo, hi), now, cluster.leaders_preferences, loss
+    )
     return _finish(
         lay,
         work,
@@ -182,18 +200,44 @@ def plan_cluster(
         timings,
         must,
         now() - started,
+        loss,
     )
+
+
+class _DomainLoss:
+    """``DomainLossGoal``'s state: nothing when no topic has a rule."""
+
+    def __init__(self, work: Work, rules: Mapping[str, DomainRule]) -> None:
+        self.work = work
+        self.guard = Guard(work, rules) if rules else None
+        self.verdicts = Verdicts(work, self.guard) if self.guard is not None else None
+        if self.guard is not None and self.verdicts is not None:
+            self.verdicts.cover(self.guard, work.lay.rf)
+        self.lost: tuple[Unprotectable, ...] = ()
+
+    def violations(self, tgt: IntArray) -> int:
+        if self.guard is None or self.verdicts is None:
+            return 0
+        return violations(self.work, self.guard, self.verdicts, tgt)
+
+    def run(self) -> None:
+        """Protect what can be, then guard it from the balance goals."""
+        if self.guard is None or self.verdicts is None:
+            return
+        self.lost = protect(self.work, self.guard, self.verdicts)
+        self.work.guard = self.guard
 
 
 def _run_goals(
     work: Work,
     strategy: Strategy,
     seed: int,
-    lo: IntArray,
-    hi: IntArray,
+    bounds: tuple[IntArray, IntArray],
     now: Clock,
     preferences: Mapping[str, LeadersPreference],
+    loss: _DomainLoss,
 ) -> tuple[dict[str, float], IntArray]:
+    lo, hi = bounds
     timings: dict[str, float] = {}
     use_placer = strategy == "multi-level"
     mark = now()
@@ -203,6 +247,8 @@ def _run_goals(
     spread = _fix.spread_partitions(work, offline)
     must += _fix.repair(work, spread, SPREAD, use_placer=use_placer, seed=seed)
     timings["SpreadGoal"], mark = now() - mark, now()
+    loss.run()
+    timings["DomainLossGoal"], mark = now() - mark, now()
     balance_replicas(work, lo, hi)
     timings["ReplicaDistributionGoal"], mark = now() - mark, now()
     balance_bytes(work, lo, hi)
@@ -227,6 +273,7 @@ def _finish(
     timings: dict[str, float],
     must: IntArray,
     elapsed: float,
+    loss: _DomainLoss,
 ) -> Plan:
     tgt = work.tgt
     present = tgt != PAD
@@ -239,6 +286,7 @@ def _finish(
     bad_after = avoidable(work.tree, tgt, work.excluded)
     full_bad, after_levels = violations_by_level(full_tree, tgt)
     after = goal_violations(lay, after_state, int(bad_after.sum()), goal_bounds, load_after)
+    after["DomainLossGoal"] = loss.violations(tgt)
     goals = _goal_results(work, (moved, dir_moved), before, after, timings)
     changed = moved.any(axis=1) | dir_moved.any(axis=1) | (tgt != lay.cur).any(axis=1)
     leader_moves = int((~moved.any(axis=1) & (tgt[:, 0] != lay.cur[:, 0])).sum())
@@ -270,6 +318,8 @@ def _finish(
         max_broker_outbound_bytes=traffic[1],
         max_broker_intra_bytes=traffic[2],
         plan_ms=elapsed * 1000.0,
+        unprotectable_partitions=len(loss.lost),
+        unprotectable=loss.lost[:UNPROTECTABLE_LISTED],
     )
     return Plan(
         strategy=strategy,
@@ -312,6 +362,7 @@ _CAUSE_OF_GOAL = {
     "SpreadGoal": SPREAD,
     "ReplicaDistributionGoal": REPLICAS,
     "DiskUsageDistributionGoal": BYTES,
+    "DomainLossGoal": DOMAIN_LOSS,
 }
 
 

@@ -50,6 +50,7 @@ class GoalSpec:
 
 GOALS: Final[tuple[GoalSpec, ...]] = (
     GoalSpec("SpreadGoal", True, "partitions badly spread"),
+    GoalSpec("DomainLossGoal", False, "partitions exposed to a data centre's loss, protectable"),
     GoalSpec("ReplicaDistributionGoal", False, "brokers outside their replica bounds"),
     GoalSpec("LeaderReplicaDistributionGoal", False, "brokers outside their leader bounds"),
     GoalSpec("OfflineReplicaGoal", True, "replicas without a live log directory"),
@@ -58,8 +59,9 @@ GOALS: Final[tuple[GoalSpec, ...]] = (
         "IntraBrokerDiskUsageDistributionGoal", False, "log directories outside 10% of target"
     ),
 )
-"""The goals in priority order (the issue's): spread; replicas and leaders per broker; replicas
-off failed directories, bytes across brokers and across each broker's directories."""
+"""The goals in priority order (the issue's): spread; surviving a data centre's loss; replicas
+and leaders per broker; replicas off failed directories, bytes across brokers and across each
+broker's directories."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,22 @@ class Skew:
     log_dir_bytes: float
 
 
+@dataclass(frozen=True, slots=True)
+class Unprotectable:
+    """A partition no placement of its replication factor protects against losing a data
+    centre (``DomainLossGoal``), and the smallest factor that would (None: none on these
+    brokers)."""
+
+    topic: str
+    partition: int
+    replication_factor: int
+    protecting_replication_factor: int | None
+
+
+UNPROTECTABLE_LISTED: Final = 1000
+"""At most this many unprotectable partitions are listed (all are counted)."""
+
+
 @dataclass(frozen=True)
 class PlanReport:
     """What the plan does and how good it is; :meth:`to_dict` is its JSON form.
@@ -128,8 +146,10 @@ class PlanReport:
     broker, on the strategy's tree); ``avoidable_spread_violations_after``: those still badly
     spread on the brokers that can hold replicas, a broker holding the partition in a failed
     directory counting as not free for it (the ``SpreadGoal`` counts, before and after, are
-    these). ``max_broker_*_bytes``: the busiest broker's copy traffic, in (as a new follower),
-    out (as the leader a new replica copies from) and between its own directories.
+    these). ``unprotectable``: up to :data:`UNPROTECTABLE_LISTED` of the
+    ``unprotectable_partitions`` partitions no placement of their factor protects against a
+    data centre's loss. ``max_broker_*_bytes``: the busiest broker's copy traffic, in (as a new
+    follower), out (as the leader a new replica copies from) and between its own directories.
     """
 
     strategy: str
@@ -158,6 +178,8 @@ class PlanReport:
     max_broker_outbound_bytes: int = 0
     max_broker_intra_bytes: int = 0
     plan_ms: float = 0.0
+    unprotectable_partitions: int = 0
+    unprotectable: tuple[Unprotectable, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)

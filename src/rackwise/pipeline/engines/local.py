@@ -117,7 +117,13 @@ def run_plan(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(on_stage)
-    rows = plan_rows(tables, strategy, rules=rules, drain=drain)  # type: ignore[arg-type]
+    rows = plan_rows(
+        tables,
+        strategy,  # type: ignore[arg-type]
+        rules=rules,
+        drain=drain,
+        min_insync_replicas=min_insync_replicas,
+    )
     if rows is not None:
         pq.write_to_dataset(rows, out / ROWS_DIR, partition_cols=["kind"])
     stages.done("balance")

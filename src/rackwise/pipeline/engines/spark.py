@@ -165,7 +165,13 @@ def run_plan(
     stages = Stages(on_stage)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = plan_rows(tables, strategy, rules=rules, drain=drain)  # type: ignore[arg-type]
+    rows = plan_rows(
+        tables,
+        strategy,  # type: ignore[arg-type]
+        rules=rules,
+        drain=drain,
+        min_insync_replicas=min_insync_replicas,
+    )
     rows.write.mode("overwrite").partitionBy("kind").parquet(str(out / ROWS_DIR))
     stages.done("balance")
     audit_stage = None if on_stage is None else _prefixed(on_stage, "audit ")

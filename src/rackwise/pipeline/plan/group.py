@@ -46,6 +46,7 @@ from rackwise.balance import (
     UNKNOWN_BYTES,
     BrokerTable,
     ClusterInput,
+    DomainRule,
     LogDirTable,
     Plan,
     ReplicaTable,
@@ -326,16 +327,33 @@ def _unplanned(cluster_id: str, replicas: pa.Table, error: str) -> pa.Table:
     return pa.concat_tables([rows, _payload(cluster_id, "summary", json.dumps({"error": error}))])
 
 
+def domain_rules(
+    rules: DomainRules, cluster_id: str, topics: tuple[str, ...], min_insync_replicas: int
+) -> dict[str, DomainRule]:
+    """Each topic's :class:`~rackwise.balance.model.DomainRule`, or none at all when
+    ``min_insync_replicas`` is 0 or no topic asks for more than one domain."""
+    if min_insync_replicas < 1:
+        return {}
+    mine = {t: rules.rule(cluster_id, t) for t in topics}
+    if all(r.min_insync_racks <= 1 for r in mine.values()):
+        return {}
+    return {
+        t: DomainRule(min_insync_replicas, r.min_insync_racks, r.level) for t, r in mine.items()
+    }
+
+
 def plan_group(
     strategy: Strategy,
     seed: int = 0,
     rules: DomainRules = DEFAULT_RULES,
     drain: tuple[str, ...] = (),
+    min_insync_replicas: int = 0,
 ) -> Callable[[tuple[Any, ...], pa.Table, pa.Table], pa.Table]:
     """The cogrouped function: ``(key, replicas, broker_dirs) -> rows`` for one cluster; its
     topics' ``leaders.preference`` (``rules``) decides where the planner puts their leaders
     (:func:`rackwise.balance.plan_cluster`: the first replica in the most preferred domain
-    holding one, after the leader goal)."""
+    holding one, after the leader goal). With ``min_insync_replicas`` (0: not given), when
+    some topic has ``min.insync.racks`` above 1, every topic's rule goes to ``DomainLossGoal``."""
 
     def run(key: tuple[Any, ...], replicas: pa.Table, brokers: pa.Table) -> pa.Table:
         cluster_id = str(key[0].as_py() if hasattr(key[0], "as_py") else key[0])
@@ -344,6 +362,11 @@ def plan_group(
             preferences = rules.preferences(cluster_id, cluster.replicas.topic_names)
             if preferences:
                 cluster = replace(cluster, leaders_preferences=preferences)
+            losses = domain_rules(
+                rules, cluster_id, cluster.replicas.topic_names, min_insync_replicas
+            )
+            if losses:
+                cluster = replace(cluster, domain_rules=losses)
             plan = plan_cluster(cluster, strategy, clock=time.perf_counter, seed=seed)
         except RackwiseError as exc:
             return _unplanned(cluster_id, replicas, str(exc))

@@ -31,6 +31,7 @@ def plan_rows(
     seed: int = 0,
     rules: DomainRules = DEFAULT_RULES,
     drain: tuple[str, ...] = (),
+    min_insync_replicas: int = 0,
 ) -> pa.Table | None:
     """Every cluster planned (clusters in id order): the rows of
     :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`, or ``None`` for an input without any
@@ -38,7 +39,7 @@ def plan_rows(
     check_strategy(strategy)
     replicas = dict(cluster_slices(tables.replicas))
     brokers = dict(cluster_slices(broker_dirs(tables)))
-    run = plan_group(strategy, seed, rules, drain)
+    run = plan_group(strategy, seed, rules, drain, min_insync_replicas)
     parts = []
     for cluster_id in sorted(set(replicas) | set(brokers)):
         mine = replicas.get(cluster_id, tables.replicas.slice(0, 0))

@@ -38,6 +38,7 @@ def plan_rows(
     seed: int = 0,
     rules: DomainRules = DEFAULT_RULES,
     drain: tuple[str, ...] = (),
+    min_insync_replicas: int = 0,
 ) -> DataFrame:
     """Every cluster planned: the rows of :data:`rackwise.pipeline.plan.group.PLAN_ROWS_DDL`."""
     check_strategy(strategy)
@@ -50,5 +51,7 @@ def plan_rows(
     return (
         replicas.groupBy("cluster_id")
         .cogroup(broker_dirs.select(*BROKER_DIR_COLUMNS).groupBy("cluster_id"))
-        .applyInArrow(plan_group(strategy, seed, rules, drain), schema=PLAN_ROWS_DDL)
+        .applyInArrow(
+            plan_group(strategy, seed, rules, drain, min_insync_replicas), schema=PLAN_ROWS_DDL
+        )
     )

@@ -137,6 +137,9 @@ def _cluster(
     entry.update({k: report[k] for k in _COPIED})
     entry["spread_violations"]["avoidable_after"] = report["avoidable_spread_violations_after"]
     entry["goals"] = _goals(report)
+    if report.get("unprotectable_partitions", 0):  # DomainLossGoal: what no placement protects
+        entry["unprotectable_partitions"] = report["unprotectable_partitions"]
+        entry["unprotectable"] = report["unprotectable"]
     entry["balancedness_score"] = {
         "before": round(float(report["score_before"]), 3) + 0.0,  # never "-0.0"
         "after": round(float(report["score_after"]), 3) + 0.0,
