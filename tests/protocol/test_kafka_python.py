@@ -14,6 +14,7 @@ from kafka.protocol.admin import (
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     AlterReplicaLogDirsRequest,
+    AlterUserScramCredentialsRequest,
     CreateAclsRequest,
     CreateAclsResponse,
     CreatePartitionsRequest,
@@ -38,6 +39,7 @@ from kafka.protocol.admin import (
     DescribeQuorumRequest,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
+    DescribeUserScramCredentialsRequest,
     ElectLeadersRequest,
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
@@ -97,6 +99,7 @@ from kafka.protocol.producer import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from rackwise.protocol import (
     FrameDecoder,
@@ -221,6 +224,25 @@ def _delete_acls_request(body: Any, version: int) -> None:
     assert (found.resource_type_filter, found.resource_name_filter) == (2, "orders")
     assert (found.pattern_type_filter, found.principal_filter, found.host_filter) == (1, None, None)
     assert (found.operation, found.permission_type) == (1, 1)
+
+
+def _sasl_handshake_request(body: Any, version: int) -> None:
+    assert body.mechanism == "SCRAM-SHA-512"
+
+
+def _sasl_authenticate_request(body: Any, version: int) -> None:
+    assert bytes(body.auth_bytes) == b"n,,n=alice,r=nonce"
+
+
+def _describe_user_scram_credentials_request(body: Any, version: int) -> None:
+    assert [u.name for u in body.users] == ["alice"]
+
+
+def _alter_user_scram_credentials_request(body: Any, version: int) -> None:
+    assert [(d.name, d.mechanism) for d in body.deletions] == [("bob", 1)]
+    (up,) = body.upsertions
+    assert (up.name, up.mechanism, up.iterations) == ("alice", 2, 8192)
+    assert (bytes(up.salt), bytes(up.salted_password)) == (b"salt", b"s" * 64)
 
 
 def _describe_producers_request(body: Any, version: int) -> None:
@@ -559,6 +581,37 @@ REQUESTS: dict[str, tuple[Callable[[], Any], Callable[[Any, int], None]]] = {
             producer_epoch=-1,
         ),
         _init_producer_id_request,
+    ),
+    "SaslHandshake": (
+        lambda: SaslHandshakeRequest(mechanism="SCRAM-SHA-512"),
+        _sasl_handshake_request,
+    ),
+    "SaslAuthenticate": (
+        lambda: SaslAuthenticateRequest(auth_bytes=b"n,,n=alice,r=nonce"),
+        _sasl_authenticate_request,
+    ),
+    "DescribeUserScramCredentials": (
+        lambda: DescribeUserScramCredentialsRequest(
+            users=[DescribeUserScramCredentialsRequest.UserName(name="alice")]
+        ),
+        _describe_user_scram_credentials_request,
+    ),
+    "AlterUserScramCredentials": (
+        lambda: AlterUserScramCredentialsRequest(
+            deletions=[
+                AlterUserScramCredentialsRequest.ScramCredentialDeletion(name="bob", mechanism=1)
+            ],
+            upsertions=[
+                AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
+                    name="alice",
+                    mechanism=2,
+                    iterations=8192,
+                    salt=b"salt",
+                    salted_password=b"s" * 64,
+                )
+            ],
+        ),
+        _alter_user_scram_credentials_request,
     ),
     "ApiVersions": (
         lambda: ApiVersionsRequest(
