@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.command_line import rackwise
 
@@ -50,6 +53,29 @@ def eventually(probe: Callable[[], T | None], timeout_s: float = 15.0) -> T:
         if time.monotonic() > deadline:
             raise AssertionError(f"still {answer!r} after {timeout_s} s")
         time.sleep(0.1)
+
+
+def create_topic(bootstrap: str, prefix: str, partitions: int, replication_factor: int) -> str:
+    """A new topic named ``prefix-<random>``, returned once every partition has a leader."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic(topic, partitions, replication_factor)])
+    created[topic].result(30)
+
+    def ready() -> bool:
+        described = admin.list_topics(topic, timeout=10).topics[topic]
+        return described.error is None and all(p.leader >= 0 for p in described.partitions.values())
+
+    eventually(ready, 30)
+    return topic
+
+
+def produce_spread(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> None:
+    """``values`` written at acks=all, the i-th to partition ``i % partitions``."""
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for i, value in enumerate(values):
+        producer.produce(topic, value, partition=i % partitions)
+    assert producer.flush(30) == 0
 
 
 @pytest.fixture(scope="session")

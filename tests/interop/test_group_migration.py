@@ -14,38 +14,23 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer
 from kafka import KafkaConsumer
 
 from rackwise.common.error_codes import GROUP_ID_NOT_FOUND
 from rackwise.net import KafkaConnection
 from rackwise.protocol import ApiKey
-from tests.interop.conftest import Cluster, eventually
+from tests.interop.conftest import Cluster, create_topic, eventually, produce_spread
 
 PARTITIONS = 4
 
 
 def _topic(cluster: Cluster) -> str:
-    topic = f"migrate-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3)])[
-        topic
-    ].result(30)
-
-    def ready() -> bool:
-        described = admin.list_topics(topic, timeout=10).topics[topic]
-        return described.error is None and all(p.leader >= 0 for p in described.partitions.values())
-
-    eventually(ready, 30)
-    return topic
+    return create_topic(cluster.bootstrap, "migrate", PARTITIONS, 3)
 
 
 def _produce(cluster: Cluster, topic: str, values: list[bytes]) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
-    for i, value in enumerate(values):
-        producer.produce(topic, value, partition=i % PARTITIONS)
-    assert producer.flush(30) == 0
+    produce_spread(cluster.bootstrap, topic, values, PARTITIONS)
 
 
 def _classic(cluster: Cluster, group: str, topic: str) -> KafkaConsumer:

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 
 from rackwise.assignors.server_registry import DEFAULT_ASSIGNORS
 from rackwise.common.java import java_hashmap_order, java_string_hash
 from tests.command_line import rackwise
-from tests.interop.conftest import eventually
+from tests.interop.conftest import create_topic, eventually, produce_spread
 
 RACKS = ("/dc1/r1", "/dc2/r1", "/dc3/r1")
 PARTITIONS = 6
@@ -69,25 +69,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def _topic(cluster: Cluster, prefix: str) -> str:
-    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3)])[
-        topic
-    ].result(30)
-
-    def ready() -> bool:
-        described = admin.list_topics(topic, timeout=10).topics[topic]
-        return described.error is None and all(p.leader >= 0 for p in described.partitions.values())
-
-    eventually(ready, 30)
-    return topic
+    return create_topic(cluster.bootstrap, prefix, PARTITIONS, 3)
 
 
 def _produce(cluster: Cluster, topic: str, values: list[bytes]) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
-    for i, value in enumerate(values):
-        producer.produce(topic, value, partition=i % PARTITIONS)
-    assert producer.flush(30) == 0
+    produce_spread(cluster.bootstrap, topic, values, PARTITIONS)
 
 
 def _consumer(cluster: Cluster, group: str, **extra: Any) -> Consumer:
@@ -424,11 +410,8 @@ class _Group:
         self, cluster: Cluster, assignor: str, racks: tuple[str, ...], count: int, rf: int
     ) -> None:
         self.cluster, self.assignor, self.racks, self.count = cluster, assignor, racks, count
-        self.topic = f"same-{uuid.uuid4().hex[:8]}"
+        self.topic = create_topic(cluster.bootstrap, "same", count, rf)
         self.admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-        created = self.admin.create_topics([NewTopic(self.topic, count, rf)])
-        created[self.topic].result(30)
-        eventually(lambda: all(p.leader >= 0 for p in self.partitions().values()), 30)
         self.group = f"g-same-{uuid.uuid4().hex[:6]}"
         self.consumers = [
             _consumer(cluster, self.group, **{"group.remote.assignor": assignor, "client.rack": r})
