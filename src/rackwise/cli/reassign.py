@@ -26,13 +26,12 @@ Worked example
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from rackwise.cli._signals import run_signalled
 from rackwise.cli.errors import CommandError
 
 HELP_TEXT: Final = "This tool helps to move topic partitions between replicas."
@@ -76,15 +75,6 @@ FLAGS: Final = (
     ("preserve-throttles", "leave the throttles as they are"),
 )
 LONG_OPTIONS: Final = {"throttle": -1, "replica-alter-log-dirs-throttle": -1, "timeout": 10_000}
-EXIT_TERMINATED: Final = 128 + signal.SIGTERM
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived (a BaseException, as KeyboardInterrupt is)."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated
 
 
 class _Given(argparse.Action):
@@ -173,28 +163,12 @@ def run(args: argparse.Namespace) -> int:
             for name in ("reassignment_json_file", "topics_to_move_json_file")
             if getattr(args, name) is not None
         }
-        return _terminable(action, args, servers, config, files, numbers)
+        return run_signalled(_run(action, args, servers, config, files, numbers))
     except ReassignFailure as e:
         print(e.printed, flush=True)
         return 1
     except CommandConfigError as e:
         raise CommandError(str(e)) from None
-
-
-def _terminable(*run_args: Any) -> int:
-    """The action, SIGTERM ending it with one line and status 143 (Ctrl-C: 130)."""
-    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
-
-    if threading.current_thread() is not threading.main_thread():
-        return asyncio.run(_run(*run_args))
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        return asyncio.run(_run(*run_args))
-    except _Terminated:
-        print("error: terminated", file=sys.stderr, flush=True)
-        return EXIT_TERMINATED
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _read(path: str) -> str:

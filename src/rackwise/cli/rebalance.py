@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
+from rackwise.cli._signals import run_signalled
 from rackwise.cli.errors import CommandError
 
-EXIT_INTERRUPTED: Final = 130
-EXIT_TERMINATED: Final = 128 + signal.SIGTERM
 PAIRS: Final = (
     ("spread_violations", "spread_violations_before", "spread_violations_after"),
     ("balancedness", "score_before", "score_after"),
@@ -92,49 +89,11 @@ def run(args: argparse.Namespace) -> int:
             if args.command_config
             else {}
         )
-        return _signalled(_main(args, servers, config, options))
+        return run_signalled(_main(args, servers, config, options))
     except (ClusterStateError, command_config.CommandConfigError, OSError) as e:
         raise CommandError(str(e)) from None
     except RackwiseError as e:
         raise CommandError(str(e)) from None
-
-
-class _Terminated(Exception):
-    pass
-
-
-def _signalled(main: Any) -> int:
-    """Run ``main``; Ctrl-C or SIGTERM cancel it (it cleans up), then 130 or 143."""
-    import asyncio  # noqa: PLC0415  (kept out of the command's start-up)
-
-    terminated: list[bool] = []
-
-    async def guarded() -> int:
-        task = asyncio.current_task()
-        if task is not None and threading.current_thread() is threading.main_thread():
-            loop = asyncio.get_running_loop()
-
-            def on_term() -> None:
-                terminated.append(True)
-                task.cancel()
-
-            loop.add_signal_handler(signal.SIGTERM, on_term)
-        try:
-            result: int = await main
-            return result
-        except asyncio.CancelledError:
-            if terminated:
-                raise _Terminated from None
-            raise
-
-    try:
-        return asyncio.run(guarded())
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-    except _Terminated:
-        print("error: terminated", file=sys.stderr, flush=True)
-        return EXIT_TERMINATED
 
 
 def _out(text: str) -> None:

@@ -131,7 +131,8 @@ class KafkaConnection:
                 opening = loop.create_connection(
                     lambda: stream, host, port, ssl=context, ssl_handshake_timeout=timeout_s
                 )
-            await asyncio.wait_for(opening, timeout_s)
+            async with asyncio.timeout(timeout_s):  # not wait_for: 3.11's may lose a cancel
+                await opening
         except ssl.SSLError as e:
             raise DisconnectException(
                 f"Connection to {host}:{port} failed: SSL handshake failed: {e}"
@@ -156,7 +157,8 @@ class KafkaConnection:
         login = login_for(host, port)
         if login is not None:  # this process logs in wherever it connects (sasl_client)
             try:
-                await asyncio.wait_for(connection._login(login), timeout_s)
+                async with asyncio.timeout(timeout_s):
+                    await connection._login(login)
             except TimeoutError:
                 await connection.close()
                 raise RequestTimedOutException(
@@ -276,7 +278,8 @@ class KafkaConnection:
         self._stream.write(data)
         wait_s = self.request_timeout_s if timeout_s is None else timeout_s
         try:
-            await asyncio.wait_for(self._drained_then(future), wait_s)
+            async with asyncio.timeout(wait_s):
+                await self._drained_then(future)
         except TimeoutError:
             self._fail_all(
                 f"Disconnected from {self._peer}: request {correlation_id} timed out after "
