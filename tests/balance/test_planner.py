@@ -136,6 +136,27 @@ def test_directories_are_evened_out_within_a_broker() -> None:
     assert (goal.replica_moves, goal.bytes_moved) == (1, 30)  # the intra-broker move, its bytes
 
 
+@pytest.mark.parametrize(("small", "moved"), [(1_124, False), (100_000, True)])
+def test_a_replica_too_small_to_matter_stays_in_its_directory(small: int, moved: bool) -> None:
+    # /d1 holds two 3 MB replicas, t-2 (small) and six empty ones; /d2 one 3 MB replica. The
+    # 3 MB replicas do not fit the gap (1.5 MB over the target, 0.6 MB over the tolerance of a
+    # mean replica): only t-2 does. 1,124 bytes is under 1% of that 0.6 MB and stays (it is a
+    # commit or two to a small partition, and a plan made of such moves is never done);
+    # 100 KB moves.
+    sizes = [3_000_000, 3_000_000, small, 0, 0, 0, 0, 0, 0, 3_000_000]
+    assignment = {("t", p): [1] for p in range(len(sizes))}
+    cluster = make(
+        {1: "/r"},
+        assignment,
+        dirs={1: [("/d1", 500, True), ("/d2", 500, True)]},
+        sizes=dict(zip(assignment, sizes, strict=True)),
+        placed={("t", p, 1): "/d2" if p == len(sizes) - 1 else "/d1" for p in range(len(sizes))},
+    )
+    report = plan_cluster(cluster).report
+    assert report.intra_broker_moves == int(moved)
+    assert report.intra_broker_data_to_move_bytes == (small if moved else 0)
+
+
 def test_rack_aware_judges_leaf_racks_only() -> None:
     # t-0 sits on two racks of dc1: distinct racks (fine for KIP-36), one data centre (badly
     # spread for the hierarchy). keep moves one replica to dc2; rack-aware moves nothing.

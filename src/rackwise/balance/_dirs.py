@@ -22,7 +22,8 @@ Algorithm
     (longest-processing-time greedy). Then, while a directory is outside the tolerance, move the
     largest replica of the fullest directory to the emptiest one that keeps both inside the
     tolerance from the other side and is smaller than their two gaps together (so the sum of
-    squared gaps falls with every move and the loop ends).
+    squared gaps falls with every move and the loop ends). It stops when that largest replica
+    carries less than 1% of the fuller directory's excess over its tolerance (or nothing).
 
 A draining directory (``LogDirTable.draining``: ``pipeline plan --drain-log-dirs``, for a
 directory cordoned with ``cordoned.log.dirs``, KIP-1066) counts as having no capacity: it
@@ -50,6 +51,11 @@ from rackwise.balance._work import NOT_MOVED, Work
 from rackwise.balance.model import NO_LOG_DIR, BoolArray, FloatArray, IntArray
 
 _MAX_MOVES_PER_BROKER = 10_000
+_MIN_SHARE_OF_EXCESS = 0.01
+"""A move between directories must carry at least this share of the fuller directory's bytes
+beyond its tolerance: a replica of a few KiB moved against a gap of megabytes changes nothing an
+operator would see, and a plan of such moves is never done (each commit to a small partition
+makes another one fit)."""
 
 
 def dir_weights(lay: Layout) -> FloatArray:
@@ -195,8 +201,8 @@ def _even_out(work: Work, slots: IntArray, live: IntArray, weight: FloatArray) -
         # sum of their gaps, so the sum of squared gaps falls with every move.
         limit = min(gap[o] + slack[o], -gap[u] + slack[u], gap[o] - gap[u] - 1.0)
         at = bisect.bisect_right(content[o], (int(limit), len(sizes)))
-        if at == 0 or content[o][at - 1][0] <= 0:
-            return
+        if at == 0 or content[o][at - 1][0] < _MIN_SHARE_OF_EXCESS * (gap[o] - slack[o]):
+            return  # nothing fits, or what fits is too small to be worth a move
         size, k = content[o].pop(at - 1)  # the largest that fits
         bisect.insort(content[u], (size, k))
         p, j = divmod(int(slots[k]), width)
