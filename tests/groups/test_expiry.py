@@ -13,7 +13,22 @@ from rackwise.groups.classic import (
     ClassicGroup,
     Member,
 )
-from rackwise.groups.expiry import deleted_topics, expired
+from rackwise.groups.consumer_group import ConsumerGroup
+from rackwise.groups.consumer_records import (
+    GROUP_EPOCH_KEY,
+    PARTITION_METADATA_KEY,
+    TARGET_METADATA_KEY,
+    MemberMetadata,
+    Tombstone,
+    decode,
+    key_kind,
+)
+from rackwise.groups.expiry import (
+    consumer_group_records,
+    consumer_group_tombstones,
+    deleted_topics,
+    expired,
+)
 from rackwise.groups.offsets import (
     CommittedOffset,
     GroupOffsets,
@@ -136,3 +151,78 @@ def test_a_deleted_topics_offsets_go_in_every_group() -> None:
         (encode_key(g, "orders", p), None) for g in ("a", "b") for p in (0, 1)
     ]
     assert deleted_topics(state, []) == []
+
+
+# ---- consumer-protocol (KIP-848) groups ------------------------------------------------------
+
+
+def consumer_group(group_id: str, *members: tuple[tuple[str, ...], str | None]) -> ConsumerGroup:
+    """A consumer group with one member for each (topic names, regular expression)."""
+    group = ConsumerGroup(group_id, epoch=3)
+    for i, (names, regex) in enumerate(members):
+        group.replay(
+            MemberMetadata(group_id, f"m{i}", None, None, "c", "/h", names, regex, -1, None)
+        )
+    return group
+
+
+def test_a_consumer_groups_offsets_of_a_topic_it_reads_never_expire() -> None:
+    state = GroupOffsets()
+    commit(state, "kip848", "orders", 0, NOW - 30 * DAY_MS)
+    commit(state, "kip848", "orders.eu", 0, NOW - 30 * DAY_MS)  # matched by the regex
+    commit(state, "kip848", "stopped", 0, NOW - WEEK_MS)  # read no more: a week since its commit
+    commit(state, "kip848", "stopped", 1, NOW - WEEK_MS + 1)
+    group = consumer_group("kip848", (("orders",), None), ((), r"orders\..*"))
+    records, gone = expired(state, {}, NOW, WEEK_MS, {"kip848": group})
+    assert records == [(encode_key("kip848", "stopped", 0), None)]
+    assert gone == []
+
+
+def test_a_consumer_group_counts_from_each_commit_not_from_when_it_emptied() -> None:
+    state = GroupOffsets()
+    commit(state, "emptied", "orders", 0, NOW - WEEK_MS)
+    commit(state, "emptied", "orders", 1, NOW - DAY_MS)
+    records, gone = expired(state, {}, NOW, WEEK_MS, {"emptied": ConsumerGroup("emptied", 4)})
+    assert records == [(encode_key("emptied", "orders", 0), None)]
+    assert gone == []  # an offset is left: the group stays
+
+
+def test_an_empty_consumer_group_goes_with_its_last_offset() -> None:
+    state = GroupOffsets()
+    commit(state, "gone", "orders", 0, NOW - WEEK_MS)
+    records, gone = expired(state, {}, NOW, WEEK_MS, {"gone": ConsumerGroup("gone", 4)})
+    kinds = [key_kind(key) for key, _ in records]
+    # the offset, then Kafka's group tombstones: target assignment epoch, metadata, epoch
+    assert records[0] == (encode_key("gone", "orders", 0), None)
+    assert kinds[1:] == [TARGET_METADATA_KEY, PARTITION_METADATA_KEY, GROUP_EPOCH_KEY]
+    assert all(value is None for _, value in records)
+    assert [decode(key, None) for key, _ in records[1:]] == [
+        Tombstone(kind, "gone") for kind in kinds[1:]
+    ]
+    assert gone == ["gone"]
+    assert consumer_group_records(records) == records[1:]
+
+
+def test_a_consumer_group_without_offsets_goes_only_when_empty() -> None:
+    idle = ConsumerGroup("idle", 2)
+    busy = consumer_group("busy", (("orders",), None))
+    records, gone = expired(GroupOffsets(), {}, NOW, WEEK_MS, {"idle": idle, "busy": busy})
+    assert gone == ["idle"]
+    assert records == consumer_group_tombstones("idle")
+
+
+def test_a_consumer_group_with_members_keeps_itself_when_its_offsets_expire() -> None:
+    state = GroupOffsets()
+    commit(state, "moved", "old", 0, NOW - WEEK_MS)
+    group = consumer_group("moved", (("new",), None))
+    records, gone = expired(state, {}, NOW, WEEK_MS, {"moved": group})
+    assert records == [(encode_key("moved", "old", 0), None)]
+    assert gone == []
+
+
+def test_a_consumer_groups_member_with_a_bad_regex_matches_nothing() -> None:
+    state = GroupOffsets()
+    commit(state, "bad", "orders", 0, NOW - WEEK_MS)
+    group = consumer_group("bad", ((), "(unclosed"))
+    records, _ = expired(state, {}, NOW, WEEK_MS, {"bad": group})
+    assert records == [(encode_key("bad", "orders", 0), None)]

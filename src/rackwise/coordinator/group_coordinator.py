@@ -86,7 +86,7 @@ from rackwise.groups.classic import EMPTY
 from rackwise.groups.consumer_group import OwnershipConflict
 from rackwise.groups.consumer_records import CONSUMER_GROUP_KEYS, key_kind
 from rackwise.groups.consumer_types import ConsumerGroupConfig
-from rackwise.groups.expiry import deleted_topics, expired
+from rackwise.groups.expiry import consumer_group_records, deleted_topics, expired
 from rackwise.groups.offsets import (
     OFFSETS_TOPIC,
     GroupOffsets,
@@ -341,15 +341,26 @@ class GroupCoordinator:
         retention_ms = self.config.offsets_retention_minutes * 60_000
         for index, (_, state) in list(self._states.items()):
             live = self.membership.live_groups(index, state)
-            records, gone = expired(state, live, now_ms, retention_ms)
+            shard = self.consumers.shard(index, state)
+            consumers = {} if shard is None else dict(shard.groups)
+            records, gone = expired(state, live, now_ms, retention_ms, consumers)
             if not records:
                 continue
+            if shard is not None:  # consumer groups apply their records as they make them
+                for key, value in consumer_group_records(records):
+                    shard.replay(key, value)
             code = await self.append(index, records, state)
             if code != NONE:
                 LOG.warning("%s-%d: expiring offsets failed (error %d)", OFFSETS_TOPIC, index, code)
+                if shard is not None and any(g in consumers for g in gone):
+                    self._drop(index)  # the consumer groups deleted above: load them again
                 continue
+            if self._states.get(index, (None, None))[1] is not state:
+                continue  # dropped meanwhile: its next load reads the tombstones
             for group in gone:
                 still = live.get(group)
+                if group in consumers:
+                    continue
                 if still is None or (still.state == EMPTY and not still.members):
                     self.membership.forget(index, state, group)
             LOG.info(
