@@ -88,6 +88,7 @@ from rackwise.groups.consumer_records import CONSUMER_GROUP_KEYS, key_kind
 from rackwise.groups.consumer_types import ConsumerGroupConfig
 from rackwise.groups.expiry import consumer_group_records, deleted_topics, expired
 from rackwise.groups.offsets import (
+    KEY_VERSION,
     OFFSETS_TOPIC,
     GroupOffsets,
     OffsetsFormatError,
@@ -352,22 +353,23 @@ class GroupCoordinator:
             code = await self.append(index, records, state)
             if code != NONE:
                 LOG.warning("%s-%d: expiring offsets failed (error %d)", OFFSETS_TOPIC, index, code)
-                if shard is not None and any(g in consumers for g in gone):
+                current = self._states.get(index, (None, None))[1] is state
+                if current and any(g in consumers for g in gone):
                     self._drop(index)  # the consumer groups deleted above: load them again
                 continue
             if self._states.get(index, (None, None))[1] is not state:
                 continue  # dropped meanwhile: its next load reads the tombstones
             for group in gone:
                 still = live.get(group)
-                if group in consumers:
-                    continue
-                if still is None or (still.state == EMPTY and not still.members):
+                if group not in consumers and (
+                    still is None or (still.state == EMPTY and not still.members)
+                ):
                     self.membership.forget(index, state, group)
             LOG.info(
                 "%s-%d: removed %d expired offsets and %d groups",
                 OFFSETS_TOPIC,
                 index,
-                len(records) - len(gone),
+                sum(1 for key, _ in records if key_kind(key) <= KEY_VERSION),  # offsets' keys
                 len(gone),
             )
 
