@@ -32,7 +32,14 @@ from rackwise.groups.classic import (
 )
 from rackwise.groups.classic_effects import JoinRequest
 from rackwise.groups.group_metadata import decode_metadata, encode_metadata
-from rackwise.groups.offsets import GroupOffsets, decode_key, encode_group_key
+from rackwise.groups.offsets import (
+    CommittedOffset,
+    GroupOffsets,
+    decode_key,
+    encode_group_key,
+    encode_key,
+    encode_value,
+)
 from rackwise.node.data_config import DataPathConfig
 
 T = TypeVar("T")
@@ -238,6 +245,19 @@ def test_a_member_id_handed_out_and_never_used_expires() -> None:
         assert late["error_code"] == UNKNOWN_MEMBER_ID
 
     run(scenario)
+
+
+def test_leaving_a_group_that_is_not_there_is_unknown_member_id_for_the_request() -> None:
+    # Kafka's classicGroupLeave: a group it does not have fails the request with
+    # UNKNOWN_MEMBER_ID; a group of committed offsets only is an Empty classic group, whose
+    # members are each unknown.
+    groups, _, state = membership()
+    assert groups.leave(INDEX, state, "nobody", [("m", None)]) == (UNKNOWN_MEMBER_ID, [])
+    state.replay(encode_key("simple", "t", 0), encode_value(CommittedOffset(5)))
+    assert groups.leave(INDEX, state, "simple", [("m", None), ("n", None)]) == (
+        NONE,
+        [UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID],
+    )
 
 
 def test_leaving_rebalances_and_the_last_one_out_stores_an_empty_group() -> None:

@@ -133,6 +133,9 @@ def test_a_heartbeat_starts_the_session_again_and_a_leave_starts_a_rebalance() -
     assert code == NONE
     assert timers(effects)[("heartbeat", "billing", member_id)].delay_ms == 10_000
     assert rebalancer.heartbeat(None, member_id, None, 1) == (UNKNOWN_MEMBER_ID, [])
+    # A group the coordinator does not hold: the whole request fails, as Kafka's
+    # classicGroupLeave throws UnknownMemberIdException for a group not found.
+    assert rebalancer.leave(None, [(member_id, None)], T0 + 7) == (UNKNOWN_MEMBER_ID, [], [])
     code, codes, effects = rebalancer.leave(group, [(member_id, None)], T0 + 7)
     assert (code, codes) == (NONE, [NONE])
     assert group.state == EMPTY and group.generation == 2 and group.state_timestamp_ms == T0 + 7

@@ -45,6 +45,7 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
+from rackwise.common.error_codes import NONE, UNKNOWN_MEMBER_ID
 from rackwise.coordinator.timers import Clock, GroupTimers, wall_clock_ms
 from rackwise.groups.classic import ClassicGroup
 from rackwise.groups.classic_coordinator import ClassicGroups, ClassicOutcome, SetTimer, Write
@@ -198,6 +199,10 @@ class GroupMembership:
         partition = self._partition(index, offsets)
         code, codes, out = partition.groups.leave(group_id, leaving, self._clock())
         self._run(partition, out)
+        if code == UNKNOWN_MEMBER_ID and offsets.has_group(group_id):
+            # A group of committed offsets only is an Empty classic group to Kafka: each
+            # member is unknown, the request itself is not failed.
+            return NONE, [UNKNOWN_MEMBER_ID] * len(leaving)
         return code, codes
 
     # ---- carrying out an outcome --------------------------------------------------------------

@@ -317,8 +317,8 @@ class Rebalancer:
     ) -> tuple[int, list[int], list[Effect]]:
         """(the group's error, each leaving member's error) for (member id, group.instance.id)
         pairs (Kafka's ``classicGroupLeaveToClassicGroup``)."""
-        if group is None:
-            return NONE, [UNKNOWN_MEMBER_ID] * len(leaving), []
+        if group is None:  # Kafka: UnknownMemberIdException("Group ... not found."), no members
+            return UNKNOWN_MEMBER_ID, [], []
         if group.state == DEAD:
             return COORDINATOR_NOT_AVAILABLE, [], []
         codes: list[int] = []
