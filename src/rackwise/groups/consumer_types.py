@@ -46,6 +46,11 @@ class ConsumerGroupConfig:
     """``group.consumer.leader.rack.change.delay.ms`` (rackwise's): how long a subscribed
     partition's leader must stay in another rack before a leader-rack-aware assignor's group
     gets a new target, so that a flapping leader does not make the group churn."""
+    migration_policy: str = "bidirectional"
+    """``group.consumer.migration.policy``
+    (:mod:`rackwise.groups.online_migration`)."""
+    classic_max_size: int = INT32_MAX
+    """``group.max.size``: the largest classic group a downgrade may make."""
     offload_partitions: int = 1000
     """Subscribed partitions from which a group's target is computed away from the
     coordinator's loop (:meth:`ConsumerGroups.assigned` takes the result); a smaller group's
