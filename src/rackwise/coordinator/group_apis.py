@@ -1,6 +1,6 @@
 """The group APIs a broker serves, answered as Kafka answers them: FindCoordinator,
-JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
-DescribeGroups, DeleteGroups and OffsetDelete, over the
+OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete (JoinGroup,
+SyncGroup, Heartbeat and LeaveGroup are :mod:`rackwise.coordinator.membership_apis`'), over the
 :class:`~rackwise.coordinator.group_coordinator.GroupCoordinator`'s partitions.
 
 Goals
@@ -15,10 +15,6 @@ Constraints
     * Classic groups; KIP-848's are :mod:`rackwise.coordinator.consumer_apis`'s. A commit is
       checked against the group's live members (:meth:`ClassicGroup.commit_error`), or for a
       group without any by :meth:`~rackwise.groups.offsets.GroupOffsets.commit_error`.
-    * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
-      ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT) before the coordinator, as
-      Kafka's ``GroupCoordinatorService``; a Heartbeat during the partition's load is answered
-      NONE, as Kafka answers it.
     * Transactions are not served: FindCoordinator for a transactional id answers
       TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which librdkafka and kafka-python treat as final.
     * An empty group id is INVALID_GROUP_ID; a request for a group whose partition this broker

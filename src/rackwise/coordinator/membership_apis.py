@@ -3,6 +3,12 @@ answers them: a classic group's through :mod:`rackwise.coordinator.membership`, 
 group's classic members through :mod:`rackwise.coordinator.consumer_classic` (a group
 migrating between the protocols), and an empty group of the other protocol converted first
 (:mod:`rackwise.coordinator.migration`).
+
+Constraints
+    * JoinGroup checks the group id and ``group.min.session.timeout.ms`` /
+      ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT) before the coordinator, as
+      Kafka's ``GroupCoordinatorService``; a Heartbeat during the partition's load is answered
+      NONE, as Kafka answers it.
 """
 
 from __future__ import annotations
