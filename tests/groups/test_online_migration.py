@@ -369,3 +369,25 @@ def test_a_classic_group_released_to_a_consumer_group_tells_its_waiters_to_rejoi
     out = shard.release("g")
     assert out.answers == [("w", {**out.answers[0][1], "error_code": REBALANCE_IN_PROGRESS})]
     assert "g" not in shard.groups
+
+
+def test_a_classic_member_that_does_not_rejoin_in_its_rebalance_timeout_is_fenced() -> None:
+    groups = upgraded()
+    consumer_join(groups)
+    code, out = consumer_classic.heartbeat(groups, "g", "a", None, 4, 1_000)
+    assert code == REBALANCE_IN_PROGRESS
+    (join_timer,) = [t for t in out.timers if t.kind == "classic-join"]
+    assert join_timer.deadline_ms == 31_000  # scheduleConsumerGroupJoinTimeoutIfAbsent
+    _, again = consumer_classic.heartbeat(groups, "g", "a", None, 4, 2_000)
+    assert not [t for t in again.timers if t.kind == "classic-join"]  # the deadline stays
+    groups.expire(join_timer, 31_000, VIEW)
+    assert "a" not in group_of(groups).members
+    # a JoinGroup answered starts the sync timeout; the SyncGroup cancels it
+    _, joined = consumer_classic.join(groups, join_request("b"), 0, VIEW)
+    assert [(t.kind, t.deadline_ms) for t in joined.timers if t.kind.startswith("classic")] == [
+        ("classic-join", None),
+        ("classic-sync", 30_000),
+    ]
+    generation = group_of(groups).members["b"].member_epoch
+    _, synced = consumer_classic.sync(groups, "g", "b", None, generation, None, None, 0, VIEW)
+    assert ("classic-sync", None) in [(t.kind, t.deadline_ms) for t in synced.timers]

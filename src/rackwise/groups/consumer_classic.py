@@ -25,6 +25,10 @@ Constraints
       generation other than the member epoch, INCONSISTENT_GROUP_PROTOCOL for a protocol
       type other than ``consumer`` or a name other than the one its JoinGroup was answered,
       and for protocols some classic member does not support; GROUP_MAX_SIZE_REACHED.
+    * Kafka's timeouts for a classic member: its session (its own session timeout), a
+      SyncGroup within its rebalance timeout of its JoinGroup's answer, and a JoinGroup within
+      its rebalance timeout of the first Heartbeat that told it to rejoin; past one it is
+      fenced, its partitions free for the others.
     * A LeaveGroup removes the members and bumps the group epoch once; the group stays a
       consumer group (Kafka downgrades only when a consumer-protocol member leaves).
 """
@@ -64,7 +68,14 @@ from rackwise.groups.consumer_protocol import (
 )
 from rackwise.groups.consumer_records import ClassicMeta, GroupEpoch, PartitionMetadata
 from rackwise.groups.consumer_target import subscribed_topics, subscription_metadata
-from rackwise.groups.consumer_types import REBALANCE, SESSION, GroupError, TopicsView
+from rackwise.groups.consumer_types import (
+    CLASSIC_JOIN,
+    CLASSIC_SYNC,
+    MEMBER_TIMERS,
+    SESSION,
+    GroupError,
+    TopicsView,
+)
 from rackwise.groups.offsets import OffsetsFormatError
 
 
@@ -178,6 +189,11 @@ def _join(
         groups._emit(group.current_record(after))
     groups._rebalance_timer(group.group_id, after, now_ms)
     groups._timer(SESSION, group.group_id, member_id, now_ms + request.session_timeout_ms)
+    # Kafka's join and sync timeouts: it rejoined; its SyncGroup is due within the timeout
+    groups._rejoining.discard((group.group_id, member_id))
+    groups._timer(CLASSIC_JOIN, group.group_id, member_id, None)
+    deadline = now_ms + request.rebalance_timeout_ms
+    groups._timer(CLASSIC_SYNC, group.group_id, member_id, deadline)
     return join_answer(
         NONE,
         member_id,
@@ -269,6 +285,7 @@ def sync(
         return sync_answer(e.code), out
     timeout = member.classic.session_timeout_ms
     groups._timer(SESSION, group_id, member.member_id, now_ms + timeout)
+    groups._timer(CLASSIC_SYNC, group_id, member.member_id, None)
     names = _names(view)
     by_name = {names[t]: sorted(ps) for t, ps in member.assigned.items() if t in names}
     version = subscription_version(member.classic.protocols[0][1])
@@ -314,6 +331,11 @@ def heartbeat(
         or member.state == UNREVOKED_PARTITIONS
         or (member.state == UNRELEASED_PARTITIONS and not waiting_on_unreleased(group, member))
     ):
+        key = (group_id, member.member_id)
+        if key not in groups._rejoining:  # scheduleConsumerGroupJoinTimeoutIfAbsent
+            groups._rejoining.add(key)
+            deadline = now_ms + member.rebalance_timeout_ms
+            groups._timer(CLASSIC_JOIN, group_id, member.member_id, deadline)
         return REBALANCE_IN_PROGRESS, out
     return NONE, out
 
@@ -337,8 +359,9 @@ def leave(
             continue
         removed.add(member.member_id)
         groups._remove(group, member.member_id)
-        groups._timer(SESSION, group_id, member.member_id, None)
-        groups._timer(REBALANCE, group_id, member.member_id, None)
+        groups._rejoining.discard((group_id, member.member_id))
+        for kind in MEMBER_TIMERS:
+            groups._timer(kind, group_id, member.member_id, None)
     if removed:
         topics = subscribed_topics(group.members.values(), view)
         metadata = subscription_metadata(topics, view)

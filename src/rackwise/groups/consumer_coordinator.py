@@ -91,6 +91,7 @@ from rackwise.groups.consumer_target import (
     target_records,
 )
 from rackwise.groups.consumer_types import (
+    MEMBER_TIMERS,
     REBALANCE,
     SESSION,
     ConsumerGroupConfig,
@@ -138,6 +139,7 @@ class ConsumerGroups:
         self._pending: dict[str, int] = {}  # group -> the epoch of the job out for it
         self._out: Outcome = Outcome(None)
         self._now_ms = 0
+        self._rejoining: set[tuple[str, str]] = set()  # classic members with a join timer
 
     # ---- records ----------------------------------------------------------------------
 
@@ -450,8 +452,9 @@ class ConsumerGroups:
         """Kafka's ``consumerGroupFenceMember``: the member's records go, the subscribed
         topics' metadata is recomputed without it, and the group epoch bumps; or, when only
         classic members are left and the policy allows it, the group becomes a classic one."""
-        self._timer(SESSION, group.group_id, member_id, None)
-        self._timer(REBALANCE, group.group_id, member_id, None)
+        for kind in MEMBER_TIMERS:
+            self._timer(kind, group.group_id, member_id, None)
+        self._rejoining.discard((group.group_id, member_id))
         if self._downgrade(group, member_id, view):
             return
         self._remove(group, member_id)
@@ -467,8 +470,8 @@ class ConsumerGroups:
         if found is None:
             return False
         for member_id in group.members:
-            self._timer(SESSION, group.group_id, member_id, None)
-            self._timer(REBALANCE, group.group_id, member_id, None)
+            for kind in MEMBER_TIMERS:
+                self._timer(kind, group.group_id, member_id, None)
         for tombstone in found[0]:
             self._emit(tombstone)
         value = encode_metadata(stored(found[1]))
@@ -492,9 +495,10 @@ class ConsumerGroups:
         return out
 
     def expire(self, timer: Timer, now_ms: int, view: TopicsView) -> Outcome:
-        """A session or rebalance timer fired: fence the member if it still applies."""
+        """A member's timer fired: fence the member if it still applies."""
         out = self._begin()
         self._now_ms = now_ms
+        self._rejoining.discard((timer.group_id, timer.member_id))
         group = self.groups.get(timer.group_id)
         member = None if group is None else group.members.get(timer.member_id)
         if group is None or member is None:

@@ -107,6 +107,12 @@ class HeartbeatAnswer:
 
 SESSION: Final = "session"
 REBALANCE: Final = "rebalance"
+CLASSIC_JOIN: Final = "classic-join"
+"""A classic member told to rejoin must do so within its rebalance timeout."""
+CLASSIC_SYNC: Final = "classic-sync"
+"""A classic member answered its JoinGroup must send its SyncGroup within its rebalance
+timeout."""
+MEMBER_TIMERS: Final = (SESSION, REBALANCE, CLASSIC_JOIN, CLASSIC_SYNC)
 
 
 @dataclass(frozen=True, slots=True)
