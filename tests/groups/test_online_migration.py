@@ -391,3 +391,17 @@ def test_a_classic_member_that_does_not_rejoin_in_its_rebalance_timeout_is_fence
     generation = group_of(groups).members["b"].member_epoch
     _, synced = consumer_classic.sync(groups, "g", "b", None, generation, None, None, 0, VIEW)
     assert ("classic-sync", None) in [(t.kind, t.deadline_ms) for t in synced.timers]
+
+
+def test_consumer_group_describe_types_each_member_by_its_protocol() -> None:
+    from rackwise.coordinator.consumer_apis import describe_group
+
+    groups = upgraded()
+    consumer_join(groups)
+    described = describe_group(group_of(groups), "uniform", VIEW)
+    # MemberType: 0 classic, 1 consumer (ConsumerGroupDescribeResponse v1)
+    assert {m["member_id"]: m["member_type"] for m in described["members"]} == {
+        "a": 0,
+        "b": 0,
+        "new": 1,
+    }

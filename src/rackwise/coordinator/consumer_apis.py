@@ -36,6 +36,8 @@ from rackwise.protocol.values import millis
 
 CONSUMER_MEMBER_TYPE: Final = 1
 """``MemberType.CONSUMER`` in a ConsumerGroupDescribe member (v1)."""
+CLASSIC_MEMBER_TYPE: Final = 0
+"""``MemberType.CLASSIC``: a classic member served in the consumer group."""
 NO_AUTHORIZED_OPERATIONS: Final = -(2**31)
 
 
@@ -144,7 +146,7 @@ def describe_group(group: ConsumerGroup, assignor: str, view: TopicsView) -> dic
             "subscribed_topic_regex": m.topic_regex,
             "assignment": _assignment(m.assigned, view),
             "target_assignment": _assignment(group.target(m.member_id), view),
-            "member_type": CONSUMER_MEMBER_TYPE,
+            "member_type": CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE,
         }
         for m in group.members.values()
     ]
