@@ -37,13 +37,25 @@ def test_a_joining_heartbeat_converts_an_empty_classic_group_with_its_records_to
     assert to_consumer_group("billing", empty, False, True).records == ()
 
 
-def test_a_classic_group_with_members_is_not_a_consumer_group() -> None:
-    refused = to_consumer_group("billing", with_member(), True, False)
-    assert (refused.code, refused.message) == (
-        GROUP_ID_NOT_FOUND,
-        "Group billing is not a consumer group.",
-    )
-    assert refused.refused and refused.records == ()
+def test_a_classic_group_with_members_converts_only_as_the_policy_allows() -> None:
+    # Kafka's validateOnlineUpgrade: the policy, the protocol type, group.consumer.max.size
+    for policy in ("disabled", "downgrade"):
+        refused = to_consumer_group("billing", with_member(), True, False, policy)
+        assert (refused.code, refused.message) == (
+            GROUP_ID_NOT_FOUND,
+            "Group billing is not a consumer group.",
+        )
+        assert refused.refused and refused.records == () and not refused.upgrade
+    assert to_consumer_group("billing", with_member(), True, False, "upgrade", 0).refused
+    other = with_member()
+    other.protocol_type = "connect"
+    assert to_consumer_group("billing", other, True, False).refused
+    # a heartbeat that does not join never converts
+    assert to_consumer_group("billing", with_member(), False, False).refused
+    for policy in ("bidirectional", "upgrade"):
+        upgrade = to_consumer_group("billing", with_member(), True, False, policy)
+        assert upgrade.upgrade and not upgrade.refused
+        assert upgrade.records == ((bytes.fromhex("0002 0007") + b"billing", None),)
 
 
 def test_a_join_converts_an_empty_consumer_group_and_the_tombstones_remove_it() -> None:

@@ -51,7 +51,7 @@ from rackwise.broker.producer_ids import RpcProducerIdManager, init_producer_id
 from rackwise.broker.topic_partitions import describe_topic_partitions
 from rackwise.common.acl import OPERATIONS_NOT_ASKED, AclOperation
 from rackwise.common.error_codes import TOPIC_AUTHORIZATION_FAILED
-from rackwise.coordinator import consumer_apis, group_apis
+from rackwise.coordinator import consumer_apis, group_apis, membership_apis
 from rackwise.coordinator.group_coordinator import GroupCoordinator
 from rackwise.image import MetadataImage
 from rackwise.net import CloseConnection, NoResponse
@@ -141,7 +141,7 @@ def _alter_acls(apis: BrokerApis, request: Request) -> Answer:
 
 
 def _join_group(apis: BrokerApis, request: Request) -> Answer:
-    return group_apis.join_group(apis.groups, request.body, request.header.client_id or "")
+    return membership_apis.join_group(apis.groups, request.body, request.header.client_id or "")
 
 
 def _consumer_group_heartbeat(apis: BrokerApis, request: Request) -> Answer:
@@ -200,9 +200,9 @@ ENTRIES: Final[Mapping[int, Entry]] = {
     ApiKey.OFFSET_COMMIT: _groups(group_apis.offset_commit),
     ApiKey.OFFSET_FETCH: _groups(group_apis.offset_fetch),
     ApiKey.JOIN_GROUP: Entry(_join_group),
-    ApiKey.SYNC_GROUP: _groups(group_apis.sync_group),
-    ApiKey.HEARTBEAT: _groups(group_apis.heartbeat),
-    ApiKey.LEAVE_GROUP: _groups(group_apis.leave_group),
+    ApiKey.SYNC_GROUP: _groups(membership_apis.sync_group),
+    ApiKey.HEARTBEAT: _groups(membership_apis.heartbeat),
+    ApiKey.LEAVE_GROUP: _groups(membership_apis.leave_group),
     ApiKey.LIST_GROUPS: _groups(group_apis.list_groups),
     ApiKey.DESCRIBE_GROUPS: _groups(group_apis.describe_groups),
     ApiKey.DELETE_GROUPS: _groups(group_apis.delete_groups),

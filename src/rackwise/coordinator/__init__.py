@@ -7,5 +7,8 @@ loads and writes, its timers, and the group APIs it serves.
 * :mod:`~rackwise.coordinator.membership`: the driver of the classic groups' pure coordinator
   (:mod:`rackwise.groups.classic_coordinator`): its waiters, timers and clock
   (:mod:`~rackwise.coordinator.timers`) on the event loop, its records appended.
-* :mod:`~rackwise.coordinator.group_apis`: the wire requests in, the answers out.
+* :mod:`~rackwise.coordinator.group_apis`, :mod:`~rackwise.coordinator.membership_apis`: the
+  wire requests in, the answers out; :mod:`~rackwise.coordinator.consumer_classic` and
+  :mod:`~rackwise.coordinator.migration`: classic members in a consumer group, and a group
+  changing protocol.
 """

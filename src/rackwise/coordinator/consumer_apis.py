@@ -5,11 +5,12 @@ Constraints
     * From version 1 the member id is the client's own and must be given
       (INVALID_REQUEST "MemberId can't be empty."); version 0 lets the coordinator make one.
     * A group whose partition is not led here is NOT_COORDINATOR, one still loading
-      COORDINATOR_LOAD_IN_PROGRESS; a classic group of the same id with members is
-      GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka answers when it does
-      not convert; an empty one gives way to the consumer group, its offsets kept
-      (:mod:`rackwise.coordinator.migration`). A classic JoinGroup for a consumer group with
-      members is INCONSISTENT_GROUP_PROTOCOL: the two protocols are not mixed in one group.
+      COORDINATOR_LOAD_IN_PROGRESS. A classic group of the same id gives way to the consumer
+      group, its offsets kept (:mod:`rackwise.coordinator.migration`): an empty one always, one
+      with members when ``group.consumer.migration.policy`` allows an upgrade (its members
+      then served in the consumer group, :mod:`rackwise.coordinator.consumer_classic`);
+      otherwise it is GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka
+      answers when it does not convert.
     * Describe answers each group asked: its state, epochs, assignor and members with their
       assignment and target (topic names from the image), GROUP_ID_NOT_FOUND for one that is
       not a consumer group.
@@ -35,6 +36,8 @@ from rackwise.protocol.values import millis
 
 CONSUMER_MEMBER_TYPE: Final = 1
 """``MemberType.CONSUMER`` in a ConsumerGroupDescribe member (v1)."""
+CLASSIC_MEMBER_TYPE: Final = 0
+"""``MemberType.CLASSIC``: a classic member served in the consumer group."""
 NO_AUTHORIZED_OPERATIONS: Final = -(2**31)
 
 
@@ -143,7 +146,7 @@ def describe_group(group: ConsumerGroup, assignor: str, view: TopicsView) -> dic
             "subscribed_topic_regex": m.topic_regex,
             "assignment": _assignment(m.assigned, view),
             "target_assignment": _assignment(group.target(m.member_id), view),
-            "member_type": CONSUMER_MEMBER_TYPE,
+            "member_type": CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE,
         }
         for m in group.members.values()
     ]
@@ -212,16 +215,6 @@ def consumer_commit_error(
     member = str(getattr(body, "member_id", "") or "")
     refused = shard.commit_error(group, member, int(body.generation_id_or_member_epoch))
     return NONE if refused is None else refused.code
-
-
-def has_consumer_members(
-    coordinator: GroupCoordinator, index: int, state: GroupOffsets, group: str
-) -> bool:
-    """Whether ``group`` is a consumer-protocol group with members (which classic members
-    may not join: rackwise does not mix the protocols in one group)."""
-    shard = coordinator.consumers.shard(index, state)
-    found = None if shard is None else shard.groups.get(group)
-    return found is not None and bool(found.members)
 
 
 def state_over(

@@ -60,6 +60,7 @@ from rackwise.assignors.model import PartitionInfo
 from rackwise.common.collector import paused_gc
 from rackwise.common.error_codes import NONE
 from rackwise.coordinator.timers import wall_clock_ms
+from rackwise.groups.classic import ClassicGroup
 from rackwise.groups.consumer_coordinator import ConsumerGroups, KeyValue, Outcome
 from rackwise.groups.consumer_target import AssignmentJob, AssignmentResult, compute, failed
 from rackwise.groups.consumer_types import ConsumerGroupConfig, Timer, TopicsView, TopicView
@@ -102,11 +103,13 @@ class ConsumerGroupDriver:
         image: Callable[[], MetadataImage],
         append: Append,
         drop: Callable[[int], None],
+        adopt: Callable[[int, GroupOffsets, ClassicGroup], None],
     ) -> None:
         self.config = config
         self._image = image
         self._append = append
         self._drop = drop
+        self._adopt = adopt
         self._shards: dict[int, tuple[GroupOffsets, ConsumerGroups]] = {}
         self._timers: dict[tuple[int, str, str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -122,7 +125,7 @@ class ConsumerGroupDriver:
     def loaded(self, index: int, state: GroupOffsets, shard: ConsumerGroups) -> None:
         self.unloaded(index)
         self._shards[index] = (state, shard)
-        self._set_timers(index, state, shard.on_loaded(wall_clock_ms()))
+        self.set_timers(index, state, shard.on_loaded(wall_clock_ms()))
         if shard.groups:
             LOG.info("%s-%d: loaded %d consumer groups", OFFSETS_TOPIC, index, len(shard.groups))
 
@@ -147,10 +150,17 @@ class ConsumerGroupDriver:
 
     async def run(self, index: int, state: GroupOffsets, out: Outcome) -> int:
         """Append ``out``'s records and set its timers: NONE, or the append's error (the
-        partition's state is then dropped, to be reloaded from the log)."""
-        self._set_timers(index, state, out.timers)
+        partition's state is then dropped, to be reloaded from the log). A group that became
+        a classic one goes to the classic groups at once, as the consumer group went from
+        here, so that no request meets neither."""
+        self.set_timers(index, state, out.timers)
         for job in out.jobs:
             self.spawn(self._compute(index, state, job))
+        if out.downgraded is not None and self.shard(index, state) is not None:
+            LOG.info(
+                "group %s: the consumer group becomes a classic group", out.downgraded.group_id
+            )
+            self._adopt(index, state, out.downgraded)
         if not out.records:
             return NONE
         code = await self._append(index, out.records, state)
@@ -184,7 +194,7 @@ class ConsumerGroupDriver:
             LOG.warning("group %s: %s", job.group_id, out.answer.error_message)
         await self._write(index, state, out)
 
-    def _set_timers(self, index: int, state: GroupOffsets, timers: Sequence[Timer]) -> None:
+    def set_timers(self, index: int, state: GroupOffsets, timers: Sequence[Timer]) -> None:
         loop = asyncio.get_running_loop()
         now = wall_clock_ms()
         for timer in timers:

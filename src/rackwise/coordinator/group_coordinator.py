@@ -184,6 +184,8 @@ def consumer_config(config: DataPathConfig) -> ConsumerGroupConfig:
         max_size=config.group_consumer_max_size,
         assignors=config.group_consumer_assignors,
         leader_rack_damping_ms=config.group_consumer_leader_rack_change_delay_ms,
+        migration_policy=config.group_consumer_migration_policy,
+        classic_max_size=config.group_max_size,
     )
 
 
@@ -215,7 +217,7 @@ class GroupCoordinator:
         self.membership = GroupMembership(config, self.append)
         """The classic groups' members, over the same partitions."""
         self.consumers = ConsumerGroupDriver(
-            consumer_config(config), image, self.append, self._drop
+            consumer_config(config), image, self.append, self._drop, self.membership.adopt
         )
         """The KIP-848 consumer groups, over the same partitions."""
         self._known_topics: Mapping[uuid.UUID, TopicImage] | None = None

@@ -121,6 +121,16 @@ class GroupMembership:
         partition = self._partition(index, offsets)
         self._run(partition, partition.groups.forget(group_id))
 
+    def upgraded(self, index: int, offsets: GroupOffsets, group_id: str) -> None:
+        """The group became a consumer group: its waiting requests are told to rejoin."""
+        partition = self._partition(index, offsets)
+        self._run(partition, partition.groups.release(group_id))
+
+    def adopt(self, index: int, offsets: GroupOffsets, group: ClassicGroup) -> None:
+        """A consumer group became the classic group ``group``, now served here."""
+        partition = self._partition(index, offsets)
+        self._run(partition, partition.groups.adopt(group, self._clock()))
+
     def _partition(self, index: int, offsets: GroupOffsets) -> _Partition:
         partition = self._partitions.get(index)
         if partition is None or partition.offsets is not offsets:

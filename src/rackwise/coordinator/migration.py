@@ -1,6 +1,8 @@
 """A group changing protocol on a broker: the driver of :mod:`rackwise.groups.migration`'s
 rules, called before a ConsumerGroupHeartbeat reaches the consumer groups and before a
-JoinGroup reaches the classic ones.
+JoinGroup reaches the classic ones; a classic group with members that converts online is
+released by the classic groups (its waiting requests told to rejoin) and its members' records
+are written with its tombstone, in one append.
 
 Constraints
     * The old group goes from memory before its tombstones are appended (nothing else can
@@ -15,10 +17,11 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from rackwise.common.error_codes import NONE
+from rackwise.common.error_codes import GROUP_ID_NOT_FOUND, NONE
 from rackwise.coordinator.group_coordinator import GroupCoordinator
+from rackwise.coordinator.timers import wall_clock_ms
 from rackwise.groups.migration import Conversion, to_classic_group, to_consumer_group
-from rackwise.groups.offsets import GroupOffsets
+from rackwise.groups.offsets import GroupOffsets, OffsetsFormatError
 
 LOG: Final = logging.getLogger("rackwise.coordinator")
 
@@ -27,11 +30,32 @@ async def into_consumer_group(
     coordinator: GroupCoordinator, index: int, state: GroupOffsets, group_id: str, joining: bool
 ) -> Conversion:
     """Before a ConsumerGroupHeartbeat: an Empty classic group of that id gives way (its
-    record tombstoned), one with members refuses it."""
+    record tombstoned), one with members converts when the policy allows or refuses it."""
     classic = coordinator.membership.group(index, state, group_id)
-    shard = coordinator.consumers.shard(index, state)
+    driver = coordinator.consumers
+    shard = driver.shard(index, state)
     has_consumer_group = shard is not None and group_id in shard.groups
-    conversion = to_consumer_group(group_id, classic, joining, has_consumer_group)
+    config = driver.config
+    conversion = to_consumer_group(
+        group_id, classic, joining, has_consumer_group, config.migration_policy, config.max_size
+    )
+    if conversion.upgrade and shard is not None and classic is not None:
+        try:
+            out = shard.upgrade(classic, driver.view(), wall_clock_ms())
+        except OffsetsFormatError:
+            message = (
+                f"Cannot upgrade the classic group {group_id} to consumer group because the "
+                "embedded consumer protocol is malformed."
+            )
+            return Conversion(GROUP_ID_NOT_FOUND, message)
+        coordinator.membership.upgraded(index, state, group_id)
+        out.records[:0] = conversion.records
+        code = await driver.run(index, state, out)
+        if code != NONE:
+            LOG.warning("group %s: the online upgrade was not written (error %d)", group_id, code)
+            return Conversion(code)
+        LOG.info("group %s: the classic group becomes a consumer group online", group_id)
+        return Conversion()
     if conversion.records:
         coordinator.membership.forget(index, state, group_id)
         code = await _write(coordinator, index, state, conversion)

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rackwise.common.error_codes import REBALANCE_IN_PROGRESS
 from rackwise.groups.classic import DEAD, ClassicGroup, restored
 from rackwise.groups.classic_effects import (
     Answer,
@@ -47,6 +48,8 @@ from rackwise.groups.classic_effects import (
     StartTimer,
     TimerKey,
     Waiter,
+    join_answer,
+    sync_answer,
 )
 from rackwise.groups.classic_joins import JoinRules
 from rackwise.groups.classic_rebalance import Rebalancer
@@ -147,6 +150,34 @@ class ClassicGroups:
                 del self._timers[key]
                 out.timers.append(SetTimer(key, None))
         return out
+
+    def release(self, group_id: str) -> ClassicOutcome:
+        """The group becomes a consumer group (Kafka's ``convertToConsumerGroup``): its
+        waiting JoinGroups and SyncGroups are answered REBALANCE_IN_PROGRESS, so that the
+        members rejoin the consumer group, and it is forgotten here."""
+        group = self.groups.get(group_id)
+        out = self.forget(group_id)
+        for member in [] if group is None else group.members.values():
+            for waiter, answer in (
+                (member.join_waiter, join_answer(REBALANCE_IN_PROGRESS, member.member_id)),
+                (member.sync_waiter, sync_answer(REBALANCE_IN_PROGRESS)),
+            ):
+                if waiter is not None:
+                    out.answers.append((waiter, answer))
+            member.join_waiter = member.sync_waiter = None
+        return out
+
+    def adopt(self, group: ClassicGroup, now_ms: int) -> ClassicOutcome:
+        """A consumer group became ``group`` (Kafka's ``convertToClassicGroup``, its record
+        written): each member's session runs and a rebalance is prepared."""
+        self.groups[group.group_id] = group
+        effects: list[Effect] = [
+            self._rebalancer.session(group, m.member_id, m.session_timeout_ms)
+            for m in group.members.values()
+        ]
+        why = f"Downgrade group {group.group_id} from consumer to classic."
+        effects += self._rebalancer.prepare_rebalance(group, why, now_ms)
+        return self._carry(group, effects, ClassicOutcome())
 
     # ---- the requests -------------------------------------------------------------------------
 

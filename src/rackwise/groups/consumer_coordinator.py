@@ -46,10 +46,12 @@ from rackwise.common.error_codes import (
     FENCED_MEMBER_EPOCH,
     GROUP_ID_NOT_FOUND,
     GROUP_MAX_SIZE_REACHED,
+    ILLEGAL_GENERATION,
     STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
     UNRELEASED_INSTANCE_ID,
 )
+from rackwise.groups.classic import ClassicGroup, stored
 from rackwise.groups.consumer_group import ConsumerGroup
 from rackwise.groups.consumer_member import (
     LEAVE_GROUP_EPOCH,
@@ -60,6 +62,7 @@ from rackwise.groups.consumer_member import (
     ConsumerMember,
     FencedMemberEpoch,
     check_epoch,
+    metadata_record,
     reconcile,
 )
 from rackwise.groups.consumer_records import (
@@ -68,7 +71,6 @@ from rackwise.groups.consumer_records import (
     MEMBER_METADATA_KEY,
     TARGET_MEMBER_KEY,
     GroupEpoch,
-    MemberMetadata,
     PartitionMetadata,
     Record,
     TargetMember,
@@ -89,6 +91,7 @@ from rackwise.groups.consumer_target import (
     target_records,
 )
 from rackwise.groups.consumer_types import (
+    MEMBER_TIMERS,
     REBALANCE,
     SESSION,
     ConsumerGroupConfig,
@@ -99,6 +102,9 @@ from rackwise.groups.consumer_types import (
     TopicsView,
     check_heartbeat,
 )
+from rackwise.groups.group_metadata import encode_metadata
+from rackwise.groups.offsets import encode_group_key
+from rackwise.groups.online_migration import consumer_records_of, downgrade
 
 KeyValue = tuple[bytes, bytes | None]
 
@@ -110,6 +116,10 @@ class Outcome:
     timers: list[Timer] = field(default_factory=list)
     jobs: list[AssignmentJob] = field(default_factory=list)
     """Targets to compute away from the loop; each result goes to ``ConsumerGroups.assigned``."""
+    downgraded: ClassicGroup | None = None
+    """The classic group that replaces a consumer group whose last consumer-protocol member
+    left (its ``GroupMetadataValue`` is among ``records``); the driver hands it to the
+    classic groups once the records are written."""
 
 
 @dataclass(slots=True)
@@ -128,6 +138,8 @@ class ConsumerGroups:
         self._leaders: dict[str, _Leaders] = {}
         self._pending: dict[str, int] = {}  # group -> the epoch of the job out for it
         self._out: Outcome = Outcome(None)
+        self._now_ms = 0
+        self._rejoining: set[tuple[str, str]] = set()  # classic members with a join timer
 
     # ---- records ----------------------------------------------------------------------
 
@@ -166,6 +178,7 @@ class ConsumerGroups:
     def heartbeat(self, request: Heartbeat, now_ms: int, view: TopicsView) -> Outcome:
         """Answer one ConsumerGroupHeartbeat."""
         out = self._begin()
+        self._now_ms = now_ms
         try:
             check_heartbeat(request, self.config.assignors)
             if request.member_epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
@@ -241,7 +254,7 @@ class ConsumerGroups:
         target = dict(group.target(old.member_id))
         self._remove(group, old.member_id)
         new = replace(old, member_id=member_id, member_epoch=0, previous_epoch=0)
-        self._emit(_metadata_record(group.group_id, new))
+        self._emit(metadata_record(group.group_id, new))
         self._emit(TargetMember(group.group_id, member_id, target))
         self._emit(group.current_record(new))
         return new
@@ -345,10 +358,10 @@ class ConsumerGroups:
     ) -> bool:
         """Write the member's metadata if it changed; whether its subscription did."""
         known = group.members.get(new.member_id)
-        if known is None or _metadata_record(group.group_id, known) != _metadata_record(
+        if known is None or metadata_record(group.group_id, known) != metadata_record(
             group.group_id, new
         ):
-            self._emit(_metadata_record(group.group_id, new))
+            self._emit(metadata_record(group.group_id, new))
         if joining and known is not None and _assignment_of(known) != _assignment_of(new):
             self._emit(group.current_record(new))
         if known is None:
@@ -437,18 +450,55 @@ class ConsumerGroups:
 
     def _fence(self, group: ConsumerGroup, member_id: str, view: TopicsView) -> None:
         """Kafka's ``consumerGroupFenceMember``: the member's records go, the subscribed
-        topics' metadata is recomputed without it, and the group epoch bumps."""
+        topics' metadata is recomputed without it, and the group epoch bumps; or, when only
+        classic members are left and the policy allows it, the group becomes a classic one."""
+        for kind in MEMBER_TIMERS:
+            self._timer(kind, group.group_id, member_id, None)
+        self._rejoining.discard((group.group_id, member_id))
+        if self._downgrade(group, member_id, view):
+            return
         self._remove(group, member_id)
         metadata = subscription_metadata(subscribed_topics(group.members.values(), view), view)
         if metadata != group.topics:
             self._emit(PartitionMetadata(group.group_id, metadata))
         self._emit(GroupEpoch(group.group_id, group.epoch + 1))
-        self._timer(SESSION, group.group_id, member_id, None)
-        self._timer(REBALANCE, group.group_id, member_id, None)
+
+    def _downgrade(self, group: ConsumerGroup, leaving: str, view: TopicsView) -> bool:
+        """Whether fencing ``leaving`` made the group a classic one (Kafka's
+        ``convertToClassicGroup``, :func:`rackwise.groups.online_migration.downgrade`)."""
+        found = downgrade(group, leaving, view, self._now_ms, self.config)
+        if found is None:
+            return False
+        for member_id in group.members:
+            for kind in MEMBER_TIMERS:
+                self._timer(kind, group.group_id, member_id, None)
+        for tombstone in found[0]:
+            self._emit(tombstone)
+        value = encode_metadata(stored(found[1]))
+        self._out.records.append((encode_group_key(group.group_id), value))
+        self._out.downgraded = found[1]
+        self._pending.pop(group.group_id, None)
+        return True
+
+    def upgrade(self, classic: ClassicGroup, view: TopicsView, now_ms: int) -> Outcome:
+        """The consumer group that takes over the classic group ``classic`` (Kafka's
+        ``convertToConsumerGroup``): its records, and each member's session running with
+        its classic session timeout; raises ``OffsetsFormatError`` when a member's embedded
+        protocol does not parse."""
+        out = self._begin()
+        records = consumer_records_of(classic, view)
+        for record in records:
+            self._emit(record)
+        for member in classic.members.values():
+            deadline = now_ms + member.session_timeout_ms
+            self._timer(SESSION, classic.group_id, member.member_id, deadline)
+        return out
 
     def expire(self, timer: Timer, now_ms: int, view: TopicsView) -> Outcome:
-        """A session or rebalance timer fired: fence the member if it still applies."""
+        """A member's timer fired: fence the member if it still applies."""
         out = self._begin()
+        self._now_ms = now_ms
+        self._rejoining.discard((timer.group_id, timer.member_id))
         group = self.groups.get(timer.group_id)
         member = None if group is None else group.members.get(timer.member_id)
         if group is None or member is None:
@@ -465,7 +515,10 @@ class ConsumerGroups:
         out = self._begin()
         for group in self.groups.values():
             for member in group.members.values():
-                deadline = now_ms + self.config.session_timeout_ms
+                timeout = self.config.session_timeout_ms
+                if member.classic is not None:
+                    timeout = member.classic.session_timeout_ms
+                deadline = now_ms + timeout
                 self._timer(SESSION, group.group_id, member.member_id, deadline)
                 if member.state == UNREVOKED_PARTITIONS:
                     self._rebalance_timer(group.group_id, member, now_ms)
@@ -485,6 +538,12 @@ class ConsumerGroups:
             return GroupError(
                 UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
             )
+        if member_epoch != member.member_epoch and member.classic is not None:
+            return GroupError(
+                ILLEGAL_GENERATION,
+                f"The received generation id {member_epoch} does not match the expected "
+                f"member epoch {member.member_epoch}.",
+            )
         if member_epoch != member.member_epoch:
             return GroupError(
                 STALE_MEMBER_EPOCH,
@@ -499,6 +558,7 @@ def _updated(member: ConsumerMember, request: Heartbeat) -> ConsumerMember:
     changes: dict[str, object] = {
         "client_id": request.client_id,
         "client_host": request.client_host,
+        "classic": None,
     }
     for name, value in (
         ("instance_id", request.instance_id),
@@ -527,18 +587,3 @@ def _restarted(member: ConsumerMember) -> ConsumerMember:
 
 def _assignment_of(m: ConsumerMember) -> tuple[object, ...]:
     return (m.member_epoch, m.previous_epoch, m.state, m.assigned, m.revoking)
-
-
-def _metadata_record(group_id: str, m: ConsumerMember) -> MemberMetadata:
-    return MemberMetadata(
-        group_id,
-        m.member_id,
-        m.instance_id,
-        m.rack_id,
-        m.client_id,
-        m.client_host,
-        m.topic_names,
-        m.topic_regex,
-        m.rebalance_timeout_ms,
-        m.server_assignor,
-    )

@@ -141,6 +141,7 @@ class ConsumerGroup:
             topic_regex=r.topic_regex,
             rebalance_timeout_ms=r.rebalance_timeout_ms,
             server_assignor=r.server_assignor,
+            classic=r.classic,
         )
 
     def _replay_assignment(self, r: CurrentAssignment) -> None:

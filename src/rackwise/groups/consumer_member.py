@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Final
 
-from rackwise.groups.consumer_records import Partitions
+from rackwise.groups.consumer_records import ClassicMeta, MemberMetadata, Partitions
 
 STABLE: Final = 0
 UNREVOKED_PARTITIONS: Final = 1
@@ -73,6 +73,8 @@ class ConsumerMember:
     topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
+    classic: ClassicMeta | None = None
+    """Set for a member of the classic protocol served in the consumer group."""
     assigned: Partitions = field(default_factory=dict)
     revoking: Partitions = field(default_factory=dict)
 
@@ -193,3 +195,20 @@ def reconcile(
             "The member must abandon all its partitions and rejoin."
         )
     return _next(member, target_epoch, target_epoch, target, partition_epoch, owned)
+
+
+def metadata_record(group_id: str, m: ConsumerMember) -> MemberMetadata:
+    """The ``ConsumerGroupMemberMetadata`` record of ``m``."""
+    return MemberMetadata(
+        group_id,
+        m.member_id,
+        m.instance_id,
+        m.rack_id,
+        m.client_id,
+        m.client_host,
+        m.topic_names,
+        m.topic_regex,
+        m.rebalance_timeout_ms,
+        m.server_assignor,
+        m.classic,
+    )

@@ -8,7 +8,10 @@ record                                     key  what the value holds
 ``ConsumerGroupMetadata``                   3   the group epoch
 ``ConsumerGroupPartitionMetadata``          4   the subscribed topics: id, name, partition
                                                 count, each partition's replica racks
-``ConsumerGroupMemberMetadata``             5   a member's subscription, rack, client, assignor
+``ConsumerGroupMemberMetadata``             5   a member's subscription, rack, client, assignor;
+                                                for a classic member (tagged field 0,
+                                                ``ClassicMemberMetadata``) its session timeout
+                                                and JoinGroup protocols
 ``ConsumerGroupTargetAssignmentMetadata``   6   the epoch of the target assignment
 ``ConsumerGroupTargetAssignmentMember``     7   a member's target partitions
 ``ConsumerGroupCurrentMemberAssignment``    8   a member's epochs, state, owned and revoking
@@ -74,6 +77,15 @@ class PartitionMetadata:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMeta:
+    """``ClassicMemberMetadata``: what a member of the classic protocol served in a consumer
+    group keeps of its JoinGroup (its session timeout and protocols, in its order)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class MemberMetadata:
     group: str
     member_id: str
@@ -85,6 +97,7 @@ class MemberMetadata:
     topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic: ClassicMeta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +189,19 @@ def _member_value(r: MemberMetadata) -> bytes:
     )
 
 
+def _classic_tag(classic: ClassicMeta | None) -> bytes:
+    """The value's tag buffer: none, or tag 0 holding the nullable ``ClassicMemberMetadata``
+    struct (a presence byte, then the struct, as Kafka's generated writer puts it)."""
+    if classic is None:
+        return _NO_TAGS
+    protocols = [
+        _string(name) + uvarint_bytes(len(data) + 1) + data + _NO_TAGS
+        for name, data in classic.protocols
+    ]
+    struct_ = b"\x01" + _I32.pack(classic.session_timeout_ms) + _array(protocols) + _NO_TAGS
+    return b"\x01" + uvarint_bytes(0) + uvarint_bytes(len(struct_)) + struct_
+
+
 def encode(record: Record) -> tuple[bytes, bytes]:
     """The key and value of ``record``."""
     match record:
@@ -199,6 +225,8 @@ def encode(record: Record) -> tuple[bytes, bytes]:
                 + _partitions(record.assigned)
                 + _partitions(record.revoking)
             )
+    if isinstance(record, MemberMetadata):
+        return key, _VALUE_VERSION + body + _classic_tag(record.classic)
     return key, _VALUE_VERSION + body + _NO_TAGS
 
 
@@ -237,6 +265,25 @@ def _read_topic(cursor: FrameCursor) -> TopicMetadata:
     return TopicMetadata(topic_id, name, count, tuple(racks))
 
 
+def _read_classic(cursor: FrameCursor) -> ClassicMeta | None:
+    found = None
+    for tag, start, end in cursor.tags():
+        if tag != 0:
+            continue
+        inner = FrameCursor(cursor.data[start:end], 0, flexible=True)
+        if inner.take(1)[0] == 0:
+            continue
+        timeout = inner.int32()
+        protocols = []
+        for _ in range(inner.count("classic protocols")):
+            name = inner.string("protocol name")
+            data = bytes(inner.take(inner.uvarint() - 1))
+            inner.skip_tags()
+            protocols.append((name, data))
+        found = ClassicMeta(timeout, tuple(protocols))
+    return found
+
+
 def _read_member(cursor: FrameCursor, group: str, member_id: str) -> MemberMetadata:
     return MemberMetadata(
         group,
@@ -249,6 +296,7 @@ def _read_member(cursor: FrameCursor, group: str, member_id: str) -> MemberMetad
         topic_regex=cursor.nullable_string(),
         rebalance_timeout_ms=cursor.int32(),
         server_assignor=cursor.nullable_string(),
+        classic=_read_classic(cursor),
     )
 
 

@@ -46,6 +46,11 @@ class ConsumerGroupConfig:
     """``group.consumer.leader.rack.change.delay.ms`` (rackwise's): how long a subscribed
     partition's leader must stay in another rack before a leader-rack-aware assignor's group
     gets a new target, so that a flapping leader does not make the group churn."""
+    migration_policy: str = "bidirectional"
+    """``group.consumer.migration.policy``
+    (:mod:`rackwise.groups.online_migration`)."""
+    classic_max_size: int = INT32_MAX
+    """``group.max.size``: the largest classic group a downgrade may make."""
     offload_partitions: int = 1000
     """Subscribed partitions from which a group's target is computed away from the
     coordinator's loop (:meth:`ConsumerGroups.assigned` takes the result); a smaller group's
@@ -102,6 +107,12 @@ class HeartbeatAnswer:
 
 SESSION: Final = "session"
 REBALANCE: Final = "rebalance"
+CLASSIC_JOIN: Final = "classic-join"
+"""A classic member told to rejoin must do so within its rebalance timeout."""
+CLASSIC_SYNC: Final = "classic-sync"
+"""A classic member answered its JoinGroup must send its SyncGroup within its rebalance
+timeout."""
+MEMBER_TIMERS: Final = (SESSION, REBALANCE, CLASSIC_JOIN, CLASSIC_SYNC)
 
 
 @dataclass(frozen=True, slots=True)

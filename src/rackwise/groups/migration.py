@@ -15,12 +15,14 @@ Constraints
       tombstone of its ``GroupMetadataValue`` and creates the consumer group; a JoinGroup to a
       consumer group without members writes the tombstones of its epoch, subscription
       metadata and target assignment epoch and is served by a new classic group.
-    * A group with members keeps its protocol: Kafka's online conversion of a non-empty group
-      (which the policy governs) serves classic members inside a consumer group, which
-      rackwise does not. So a ConsumerGroupHeartbeat to a classic group with members is
-      GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as Kafka answers it when the
-      policy does not allow an upgrade, and so is one that does not join (epoch other than
-      0); a JoinGroup to a consumer group with members is INCONSISTENT_GROUP_PROTOCOL.
+    * A group with members converts online when ``group.consumer.migration.policy`` allows
+      it (:mod:`rackwise.groups.online_migration`): a joining ConsumerGroupHeartbeat to a
+      classic group with members writes the same tombstone and the consumer group made of
+      its members (``upgrade``); where the policy or the group does not allow it, and for a
+      heartbeat that does not join (epoch other than 0), it is GROUP_ID_NOT_FOUND ("Group g
+      is not a consumer group."). A JoinGroup to a consumer group with members is served in
+      it (:mod:`rackwise.groups.consumer_classic`), so :func:`to_classic_group` only sees
+      one without.
 
 Worked example
     kafka-python's consumers of ``billing`` commit and close: the classic group is Empty,
@@ -43,7 +45,9 @@ from rackwise.groups.consumer_records import (
     Tombstone,
     encode_tombstone,
 )
+from rackwise.groups.consumer_types import INT32_MAX
 from rackwise.groups.offsets import encode_group_key
+from rackwise.groups.online_migration import DEFAULT_POLICY, can_upgrade
 
 KeyValue = tuple[bytes, bytes | None]
 
@@ -57,6 +61,8 @@ class Conversion:
     code: int = NONE
     message: str | None = None
     records: tuple[KeyValue, ...] = ()
+    upgrade: bool = False
+    """The classic group has members, which the consumer group takes over."""
 
     @property
     def refused(self) -> bool:
@@ -64,14 +70,23 @@ class Conversion:
 
 
 def to_consumer_group(
-    group_id: str, classic: ClassicGroup | None, joining: bool, has_consumer_group: bool
+    group_id: str,
+    classic: ClassicGroup | None,
+    joining: bool,
+    has_consumer_group: bool,
+    policy: str = DEFAULT_POLICY,
+    max_size: int = INT32_MAX,
 ) -> Conversion:
     """A ConsumerGroupHeartbeat to ``group_id`` (``joining``: member epoch 0), given the
-    classic group of that id, if any, and whether a consumer group of that id exists."""
+    classic group of that id, if any, whether a consumer group of that id exists, the
+    migration policy and ``group.consumer.max.size``."""
     if classic is None or (has_consumer_group and classic.state == EMPTY):
         return Conversion()
+    tombstone = ((encode_group_key(group_id), None),)
     if joining and classic.state == EMPTY:
-        return Conversion(records=((encode_group_key(group_id), None),))
+        return Conversion(records=tombstone)
+    if joining and can_upgrade(classic, policy, max_size):
+        return Conversion(records=tombstone, upgrade=True)
     return Conversion(GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
 

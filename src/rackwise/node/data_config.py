@@ -91,6 +91,8 @@ GROUP_CONSUMER_LEADER_RACK_CHANGE_DELAY_MS: Final = "group.consumer.leader.rack.
 """rackwise's: how long a leader must stay in another rack before a group of a
 leader-rack-aware assignor gets a new target assignment."""
 GROUP_CONSUMER_ASSIGNORS: Final = "group.consumer.assignors"
+GROUP_CONSUMER_MIGRATION_POLICY: Final = "group.consumer.migration.policy"
+MIGRATION_POLICIES: Final = ("bidirectional", "upgrade", "downgrade", "disabled")
 CORDONED_LOG_DIRS: Final = "cordoned.log.dirs"
 """KIP-1066: the log directories that take no new replica (``*``: every one); dynamic."""
 
@@ -197,6 +199,7 @@ class DataPathConfig:
     log_cleaner_enable: bool
     replica_selector_class: str
     group_consumer_assignors: tuple[str, ...] = DEFAULT_ASSIGNORS
+    group_consumer_migration_policy: str = "bidirectional"
     cordoned_log_dirs: tuple[str, ...] = ()
 
     def with_dynamic(self, dynamic: DynamicBrokerConfig) -> DataPathConfig:
@@ -234,6 +237,9 @@ class DataPathConfig:
         values["replica_selector_class"] = selector
         values["group_consumer_assignors"] = _assignors(props.get(GROUP_CONSUMER_ASSIGNORS))
         values["cordoned_log_dirs"] = _names(props.get(CORDONED_LOG_DIRS))
+        values["group_consumer_migration_policy"] = _policy(
+            props.get(GROUP_CONSUMER_MIGRATION_POLICY)
+        )
         return DataPathConfig(**values)  # type: ignore[arg-type]
 
 
@@ -267,6 +273,18 @@ def _assignors(text: str | None) -> tuple[str, ...]:
                 f"assignor {name!r}; expected names among {', '.join(DEFAULT_ASSIGNORS)}"
             )
     return tuple(dict.fromkeys(names))
+
+
+def _policy(text: str | None) -> str:
+    """``group.consumer.migration.policy``, case-insensitive among Kafka's four."""
+    if text is None or not text.strip():
+        return MIGRATION_POLICIES[0]
+    if text.strip().lower() not in MIGRATION_POLICIES:
+        raise DataConfigException(
+            f"Invalid value {text} for configuration {GROUP_CONSUMER_MIGRATION_POLICY}: String "
+            f"must be one of (case insensitive): {', '.join(MIGRATION_POLICIES)}"
+        )
+    return text.strip().lower()
 
 
 def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
