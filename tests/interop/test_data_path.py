@@ -316,6 +316,36 @@ def test_a_compacted_topic_keeps_the_latest_record_of_each_key(cluster: Cluster)
         assert seen.get(key) == value, (key, count, sorted(seen))
 
 
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_a_compacted_topic_fails_only_the_records_without_a_key(
+    cluster: Cluster, codec: str
+) -> None:
+    # librdkafka's own 0011 test_message_single_partition_record_fail: 100 records in one batch
+    # to a compacted topic, every tenth without a key. The broker refuses the batch naming the
+    # ten (KIP-467's record errors), so the client fails those with INVALID_RECORD and the 90
+    # others with _INVALID_DIFFERENT_RECORD, as against Kafka.
+    topic = f"dp-keys-{codec}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    new = NewTopic(
+        topic, num_partitions=1, replication_factor=3, config={"cleanup.policy": "compact"}
+    )
+    admin.create_topics([new], operation_timeout=20)[topic].result(30)
+    eventually(lambda: admin.list_topics(topic=topic, timeout=10).topics[topic].error is None)
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "linger.ms": 500, "compression.codec": codec}
+    )
+    errors: list[int] = []
+    for i in range(100):
+        key = None if i % 10 == 0 else f"key-{i}".encode()
+        producer.produce(
+            topic, key=key, value=b"v", partition=0,
+            on_delivery=lambda e, _m: errors.append(e.code() if e else 0),
+        )  # fmt: skip
+    assert producer.flush(30) == 0
+    assert sorted(errors).count(KafkaError.INVALID_RECORD) == 10, errors
+    assert errors.count(KafkaError._INVALID_DIFFERENT_RECORD) == 90, errors
+
+
 def read_partition(cluster: Cluster, topic: str) -> tuple[dict[bytes, bytes | None], int]:
     """Partition 0 read to its end: the last value of each key, and the number of records."""
     consumer = Consumer(

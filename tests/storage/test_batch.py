@@ -354,3 +354,29 @@ def test_varint_encoding_is_kafkas_zig_zag() -> None:
     assert varint_bytes(63) == b"\x7e"
     assert varint_bytes(64) == b"\x80\x01"
     assert varint_bytes(-(2**63)) == b"\xff" * 9 + b"\x01"
+
+
+def test_a_compacted_topic_names_each_record_without_a_key() -> None:
+    # Kafka's LogValidator: one record error per record without a key, by index, and the
+    # message of processRecordErrors (the count and the first three, as Java prints a list).
+    records = [(None if i % 4 == 0 else b"k", b"v", ()) for i in range(10)]
+    with pytest.raises(InvalidRecordException) as refused:
+        _validate(build_batch(records, timestamp_ms=NOW), require_keys=True)
+    one = "Compacted topic cannot accept message without key in topic partition t-0"
+    assert refused.value.record_errors == ((0, one), (4, one), (8, one))
+    assert str(refused.value) == (
+        "One or more records have been rejected due to 3 record errors in total, and only "
+        f"showing the first three errors at most: [RecordError(batchIndex=0, message='{one}'), "
+        f"RecordError(batchIndex=4, message='{one}'), RecordError(batchIndex=8, message='{one}')]"
+    )
+
+
+def test_keys_and_timestamps_wrong_together_are_an_invalid_timestamp() -> None:
+    # Each record has one error, its key's first; any timestamp error makes the batch's error
+    # INVALID_TIMESTAMP, still naming every record (Kafka's processRecordErrors).
+    batch = build_batch([(None, b"v", ()), (b"k", b"v", ())], timestamp_ms=NOW - 10_000)
+    with pytest.raises(InvalidTimestampException) as refused:
+        _validate(batch, require_keys=True, timestamp_before_max_ms=5_000)
+    assert [i for i, _ in refused.value.record_errors] == [0, 1]
+    assert refused.value.record_errors[0][1].startswith("Compacted topic cannot accept")
+    assert refused.value.record_errors[1][1].startswith("Timestamp ")

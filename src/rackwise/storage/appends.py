@@ -121,7 +121,7 @@ def leader_batches(
     )
     headers = [v.header for v in validated]
     if config.is_compact and any(h.compression for h in headers):
-        record_codec.require_keys(records)
+        record_codec.require_keys(records, f" in topic partition {name}" if name else "")
     is_append_time = config.message_timestamp_type == LOG_APPEND_TIME
     duplicate = producer_state.check(headers[0], is_leader=True)  # one batch: validated
     if duplicate is not None:

@@ -100,6 +100,7 @@ from rackwise.records.batch_v2 import (
     parse_header,
 )
 from rackwise.storage.batch_records import (
+    iter_null_key_deltas,
     iter_record_timestamps,
     walk_records,
 )
@@ -109,6 +110,7 @@ from rackwise.storage.errors import (
     InvalidTimestampException,
     RecordBatchTooLargeException,
     RecordTooLargeException,
+    record_errors_exception,
 )
 
 __all__ = [
@@ -292,28 +294,40 @@ def _check_records(
             header.record_count,
             header.base_timestamp,
         )
-        if require_keys and summary.has_null_key:
-            raise InvalidRecordException(
-                f"Compacted topic cannot accept message without key{where}"
-            )
         lo, hi = summary.min_timestamp, summary.max_timestamp
+        key_errors = (
+            _key_errors(data, header, where) if require_keys and summary.has_null_key else []
+        )
     else:
         stamps = [t for t in (header.base_timestamp, header.max_timestamp) if t != NO_TIMESTAMP]
         lo = min(stamps, default=NO_TIMESTAMP)
         hi = header.max_timestamp
+        key_errors = []  # a compressed batch's keys are checked once decompressed (appends)
+    timestamp_errors: list[tuple[int, str]] = []
     if rules.timestamp_type == CREATE_TIME and lo != NO_TIMESTAMP:
         low_bound = rules.now_ms - rules.before_max_ms
         high_bound = rules.now_ms + rules.after_max_ms
         if lo < low_bound or hi > high_bound:
-            raise _timestamp_error(data, header, low_bound, high_bound)
+            timestamp_errors = _timestamp_errors(data, header, low_bound, high_bound)
+    if key_errors or timestamp_errors:
+        raise record_errors_exception(key_errors, timestamp_errors)
     return hi
 
 
-def _timestamp_error(
+def _key_errors(data: bytes | memoryview, header: BatchHeader, where: str) -> list[tuple[int, str]]:
+    """The records without a key, each with Kafka's message (a compacted topic's refusal)."""
+    message = f"Compacted topic cannot accept message without key{where}"
+    deltas = iter_null_key_deltas(
+        data, header.position + BATCH_HEADER_BYTES, header.end, header.record_count
+    )
+    return [(delta, message) for delta in deltas]
+
+
+def _timestamp_errors(
     data: bytes | memoryview, header: BatchHeader, low: int, high: int
-) -> InvalidTimestampException:
-    """The refusal of a batch with timestamps out of range, naming each offending record (for
-    an uncompressed batch) as Kafka's record errors do."""
+) -> list[tuple[int, str]]:
+    """The records of a batch with timestamps out of range, each named (for an uncompressed
+    batch; a compressed one by its first and last) as Kafka's record errors do."""
     if header.compression == COMPRESSION_NONE:
         pairs = list(
             iter_record_timestamps(
@@ -327,14 +341,11 @@ def _timestamp_error(
     else:
         pairs = [(0, header.base_timestamp), (header.last_offset_delta, header.max_timestamp)]
     bound = f"The timestamp should be within [{low}, {high}]"
-    errors = [
+    return [
         (delta, f"Timestamp {ts} of message with offset {delta} is out of range. {bound}")
         for delta, ts in pairs
         if ts != NO_TIMESTAMP and not low <= ts <= high
     ]
-    return InvalidTimestampException(
-        "One or more records have been rejected due to invalid timestamp", record_errors=errors
-    )
 
 
 def stamp_batches(

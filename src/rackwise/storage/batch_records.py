@@ -254,3 +254,20 @@ def iter_record_timestamps(
         offset_delta, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
         yield offset_delta, base_timestamp + delta
         pos = body_end
+
+
+def iter_null_key_deltas(buf: bytes | memoryview, pos: int, end: int, count: int) -> Iterator[int]:
+    """The offset delta of each record without a key (the record errors of a batch a
+    compacted topic refuses). Structure is assumed checked, as for
+    :func:`iter_record_timestamps`."""
+    for _ in range(count):
+        if pos >= end:
+            return
+        size, p = read_varint(buf, pos, end, _MAX_VARINT_BYTES)
+        body_end = p + size
+        _, p = read_varint(buf, p + 1, body_end, _MAX_VARLONG_BYTES)  # the timestamp delta
+        offset_delta, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
+        key_length, p = read_varint(buf, p, body_end, _MAX_VARINT_BYTES)
+        if key_length < 0:
+            yield offset_delta
+        pos = body_end

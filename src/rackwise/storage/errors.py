@@ -59,6 +59,30 @@ class InvalidTimestampException(_RecordErrors):
     error_code = codes.INVALID_TIMESTAMP
 
 
+def record_errors_exception(
+    key_errors: Sequence[tuple[int, str]], timestamp_errors: Sequence[tuple[int, str]] = ()
+) -> _RecordErrors:
+    """A batch's refusal from the errors of its records (Kafka's LogValidator
+    ``processRecordErrors``): INVALID_TIMESTAMP if any record's timestamp is out of range,
+    else INVALID_RECORD with Kafka's count and first three errors; either way every record
+    error, by index, for the client to fail those records and no others (KIP-467).
+
+    ``key_errors`` and ``timestamp_errors`` are (index, message) pairs; a record has at most
+    one error, the key's first."""
+    keyed = {index for index, _ in key_errors}
+    errors = sorted([*key_errors, *((i, m) for i, m in timestamp_errors if i not in keyed)])
+    if any(i not in keyed for i, _ in timestamp_errors):
+        return InvalidTimestampException(
+            "One or more records have been rejected due to invalid timestamp", errors
+        )
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    return InvalidRecordException(
+        f"One or more records have been rejected due to {len(errors)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]",
+        errors,
+    )
+
+
 class UnsupportedForMessageFormatException(RackwiseError):
     """UNSUPPORTED_FOR_MESSAGE_FORMAT: a request the log's message format cannot serve."""
 

@@ -65,7 +65,10 @@ from rackwise.storage.batch import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
 )
-from rackwise.storage.errors import CorruptRecordException, InvalidRecordException
+from rackwise.storage.errors import (
+    CorruptRecordException,
+    record_errors_exception,
+)
 
 NO_COMPRESSION: Final = 0
 GZIP: Final = 1
@@ -371,7 +374,7 @@ def iter_records(batch: bytes | memoryview) -> Iterator[Record]:
         )
 
 
-def require_keys(records: bytes | memoryview) -> None:
+def require_keys(records: bytes | memoryview, where: str = "") -> None:
     """Raise InvalidRecordException if a record of the whole batches in ``records`` has no
     key: a compacted topic refuses it (Kafka's LogValidator, for uncompressed and compressed
     batches alike)."""
@@ -381,9 +384,12 @@ def require_keys(records: bytes | memoryview) -> None:
             raise CorruptRecordException(f"Record batch at position {pos} is torn")
         (length,) = struct.unpack_from(">i", records, pos + 8)
         end = pos + _LENGTH_FIELD_END + length
-        for record in iter_records(records[pos:end]):
-            if record.key is None:
-                raise InvalidRecordException("Compacted topic cannot accept message without key.")
+        message = f"Compacted topic cannot accept message without key{where}"
+        errors = [
+            (i, message) for i, r in enumerate(iter_records(records[pos:end])) if r.key is None
+        ]
+        if errors:
+            raise record_errors_exception(errors)
         pos = end
 
 
