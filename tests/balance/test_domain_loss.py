@@ -155,3 +155,25 @@ def test_the_fleet_plan_protects_and_lists_by_the_topics_min_insync_racks() -> N
     ]
     goal = next(g for g in summary["goals"] if g["name"] == "DomainLossGoal")
     assert (goal["violations_before"], goal["violations_after"]) == (1, 0)
+
+
+def test_the_fleet_plan_takes_a_topics_own_min_insync_replicas() -> None:
+    racks = {1: "/dc1/a", 2: "/dc1/b", 3: "/dc2/a", 4: "/dc2/b", 5: "/dc3/a", 6: "/dc3/b"}
+    brokers = [("c", b, racks[b], "/d", 100, True) for b in racks]
+    placed = [((1, 2, 3), "t"), ((1, 2, 3), "u")]
+    replicas = [
+        ("c", topic, p, i, b, "/d", 10) for p, (bs, topic) in enumerate(placed)
+        for i, b in enumerate(bs)
+    ]  # fmt: skip
+    own = [("c", "t", "min.insync.replicas", "3")]
+    rules = DomainRules.of({"min.insync.racks": "2"}, own)
+    run = plan_group("rack-aware", 0, rules, (), 2)
+    rows = run((pa.scalar("c"),), _replicas(replicas), _brokers(brokers)).to_pylist()
+    summary = json.loads(next(r for r in rows if r["kind"] == "summary")["payload"])
+    # t needs 3 replicas left after any data centre's loss: 5 replicas, 2 + 2 + 1, would do;
+    # u at the option's 2 is protected by one replica in each data centre.
+    assert summary["unprotectable"] == [
+        {"topic": "t", "partition": 0, "replication_factor": 3, "protecting_replication_factor": 5}
+    ]
+    goal = next(g for g in summary["goals"] if g["name"] == "DomainLossGoal")
+    assert (goal["violations_before"], goal["violations_after"]) == (1, 0)
