@@ -49,11 +49,17 @@ class _Tally:
     rule's level, and the distinct such domains in each top-level domain (a domain lies in
     exactly one top-level domain, so losing t loses ``width[t]`` of them whole)."""
 
-    __slots__ = ("doms", "exposed", "row", "tops", "width")
+    __slots__ = ("doms", "exposed", "raw", "row", "seen", "tops", "width")
 
-    def __init__(self, guard: Guard, rule: DomainRule, row: tuple[int, ...]) -> None:
+    def __init__(
+        self, guard: Guard, rule: DomainRule, row: tuple[int, ...], raw: list[int] | None = None
+    ) -> None:
         dom = guard.dom[rule.level]
         self.row = row
+        self.raw = raw
+        """The partition's matrix row the tally was taken from (padding included)."""
+        self.seen: dict[tuple[int, int, int], bool] = {}
+        """Verdicts given on this row, by (source broker, destination's two domains)."""
         self.tops: dict[int, int] = {}
         self.doms: dict[int, int] = {}
         self.width: dict[int, int] = {}
@@ -83,7 +89,8 @@ class Guard:
     :meth:`allows` keeps a :class:`_Tally` per partition it was asked about, taken again only
     when the partition's row changed, so a candidate move is judged in O(replicas of the
     partition): the tallies of the two domains it touches change, and the top-level domains it
-    holds are judged again."""
+    holds are judged again; a verdict is kept with the tally for every destination alike (the
+    same two domains), as the balance goals ask of many brokers in turn."""
 
     def __init__(self, work: Work, rules: Mapping[str, DomainRule]) -> None:
         lay = work.lay
@@ -102,6 +109,7 @@ class Guard:
         self._top: list[int] = self.top.tolist()
         self._dom: dict[int, list[int]] = {k: v.tolist() for k, v in self.dom.items()}
         self._tally: dict[int, _Tally] = {}
+        self._rule_of: list[int] = self.rule_of.tolist()
 
     def exposed(self, p: int, row: list[int]) -> set[int]:
         """The top-level domains whose loss exposes partition p on ``row``."""
@@ -112,16 +120,18 @@ class Guard:
 
     def tally(self, p: int) -> _Tally:
         """Partition p's tally on its current row (cached while the row stays)."""
-        row = tuple(b for b in self.work.tgt[p].tolist() if b >= 0)
+        raw = self.work.tgt[p].tolist()
         held = self._tally.get(p)
-        if held is None or held.row != row:
-            held = self._tally[p] = _Tally(self, self.rules[int(self.rule_of[p])], row)
+        if held is None or held.raw != raw:
+            row = tuple(b for b in raw if b >= 0)
+            held = _Tally(self, self.rules[int(self.rule_of[p])], row, raw)
+            self._tally[p] = held
         return held
 
     def allows(self, p: int, src: int, dst: int) -> bool:
         """Whether moving p's replica from ``src`` to ``dst`` exposes it to no new loss (a
         partition no placement protects may go anywhere)."""
-        r = int(self.rule_of[p])
+        r = self._rule_of[p]
         if r < 0 or not self.covered[p]:
             return True
         rule = self.rules[r]
@@ -130,6 +140,17 @@ class Guard:
         if ts == td and ds == dd:
             return True  # the same domains at every level the rule looks at
         was = self.tally(p)
+        key = (src, td, dd)
+        known = was.seen.get(key)
+        if known is None:
+            known = was.seen[key] = self._judge_move(rule, was, (ts, td, ds, dd))
+        return known
+
+    @staticmethod
+    def _judge_move(rule: DomainRule, was: _Tally, move: tuple[int, int, int, int]) -> bool:
+        """Whether the move (source's and destination's top-level domain and domain) leaves
+        the partition exposed to no loss it was safe from."""
+        ts, td, ds, dd = move
         tops = dict(was.tops)
         width = dict(was.width)
         doms = len(was.doms)
