@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pyarrow as pa
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rackwise.balance import STRATEGIES, ClusterInput, Plan, Strategy, plan_cluster
@@ -19,7 +19,7 @@ from rackwise.topology import domain_at
 from rackwise.topology.loss import loss_tree, protectable
 from tests.pipeline.plan.test_group import _brokers, _replicas
 
-from ._clusters import clusters, make, targets, usable
+from ._clusters import Shape, clusters, make, stuck, targets, usable
 from .test_properties import (
     SETTINGS,
     _plan,
@@ -33,17 +33,19 @@ RULE = DomainRule(min_insync_replicas=2, min_insync_racks=2, level=1)
 def _exposed(
     cluster: ClusterInput, rows: dict[tuple[str, int], list[int]], rules: dict[str, DomainRule]
 ) -> tuple[dict[str, int], int]:
-    """Per data centre, the partitions some placement of their factor protects that its loss
-    leaves offline, under min ISR or refusing acks=all writes (the audit's three counts
-    together); and how many partitions that is in all."""
+    """Per data centre, the partitions some placement of their factor protects (on the usable
+    brokers that do not hold them in a failed directory) that its loss leaves offline, under
+    min ISR or refusing acks=all writes (the audit's three counts together); and how many
+    partitions that is in all."""
     rack = dict(zip(cluster.brokers.ids.tolist(), cluster.brokers.racks, strict=True))
-    live = [(b, rack[b]) for b in sorted(usable(cluster))]
+    excluded = stuck(cluster)
     out: dict[str, int] = {}
     anywhere = 0
-    for (topic, _), row in rows.items():
-        rule = rules.get(topic)
+    for key, row in rows.items():
+        rule = rules.get(key[0])
         if rule is None:
             continue
+        live = [(b, rack[b]) for b in sorted(usable(cluster) - excluded.get(key, set()))]
         tree = loss_tree(live, rule.level)
         if not protectable(len(row), tree, rule.min_insync_replicas, rule.min_insync_racks):
             continue
@@ -111,6 +113,31 @@ def test_the_goal_keeps_the_hard_goals_and_counts_what_each_loss_would_do(
     assert after == _exposed(cluster, targets(plan), rules)[1]  # the goal's count is the audit's
 
 
+@settings(SETTINGS, max_examples=400)
+@given(
+    cluster=clusters(Shape(max_brokers=18, max_partitions=60, max_rf=5)),
+    strategy=st.sampled_from(STRATEGIES),
+    rules=rules_drawn,
+)
+def test_the_goal_never_leaves_more_exposed_than_the_plan_without_it(
+    cluster: ClusterInput, strategy: Strategy, rules: dict[str, DomainRule]
+) -> None:
+    """Balance moves made without the goal can protect a partition by chance; the goal's
+    search and its repair after the balance goals must protect at least as many, for every
+    data centre's loss (before, a plan on 18 brokers left one partition exposed to a rackless
+    broker's loss where the plan without the goal left none)."""
+    without = _plan(cluster, strategy)
+    if without is None:
+        return
+    plan = plan_cluster(replace(cluster, domain_rules=rules), strategy)
+    per_domain, anywhere = _exposed(cluster, targets(plan), rules)
+    per_domain_without, anywhere_without = _exposed(cluster, targets(without), rules)
+    assert anywhere <= anywhere_without
+    for domain, count in per_domain.items():
+        assert count <= per_domain_without.get(domain, 0), (domain, per_domain_without)
+    assert _goal(plan)[1] == anywhere
+
+
 def test_the_fleet_plan_protects_and_lists_by_the_topics_min_insync_racks() -> None:
     racks = {1: "/dc1/a", 2: "/dc1/b", 3: "/dc2/a", 4: "/dc2/b", 5: "/dc3/a", 6: "/dc3/b"}
     brokers = [("c", b, racks[b], "/d", 100, True) for b in racks]
@@ -125,6 +152,28 @@ def test_the_fleet_plan_protects_and_lists_by_the_topics_min_insync_racks() -> N
     summary = json.loads(next(r for r in rows if r["kind"] == "summary")["payload"])
     assert summary["unprotectable"] == [
         {"topic": "u", "partition": 1, "replication_factor": 2, "protecting_replication_factor": 3}
+    ]
+    goal = next(g for g in summary["goals"] if g["name"] == "DomainLossGoal")
+    assert (goal["violations_before"], goal["violations_after"]) == (1, 0)
+
+
+def test_the_fleet_plan_takes_a_topics_own_min_insync_replicas() -> None:
+    racks = {1: "/dc1/a", 2: "/dc1/b", 3: "/dc2/a", 4: "/dc2/b", 5: "/dc3/a", 6: "/dc3/b"}
+    brokers = [("c", b, racks[b], "/d", 100, True) for b in racks]
+    placed = [((1, 2, 3), "t"), ((1, 2, 3), "u")]
+    replicas = [
+        ("c", topic, p, i, b, "/d", 10) for p, (bs, topic) in enumerate(placed)
+        for i, b in enumerate(bs)
+    ]  # fmt: skip
+    own = [("c", "t", "min.insync.replicas", "3")]
+    rules = DomainRules.of({"min.insync.racks": "2"}, own)
+    run = plan_group("rack-aware", 0, rules, (), 2)
+    rows = run((pa.scalar("c"),), _replicas(replicas), _brokers(brokers)).to_pylist()
+    summary = json.loads(next(r for r in rows if r["kind"] == "summary")["payload"])
+    # t needs 3 replicas left after any data centre's loss: 5 replicas, 2 + 2 + 1, would do;
+    # u at the option's 2 is protected by one replica in each data centre.
+    assert summary["unprotectable"] == [
+        {"topic": "t", "partition": 0, "replication_factor": 3, "protecting_replication_factor": 5}
     ]
     goal = next(g for g in summary["goals"] if g["name"] == "DomainLossGoal")
     assert (goal["violations_before"], goal["violations_after"]) == (1, 0)

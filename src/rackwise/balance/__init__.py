@@ -8,6 +8,7 @@ the document ``kafka-reassign-partitions --execute`` takes.
 """
 
 from rackwise.balance._bound import LowerBound
+from rackwise.balance._loss import exposed_count as domain_loss_exposed
 from rackwise.balance._measure import BrokerTargets, Loads, TargetRange
 from rackwise.balance._pinning import leaders_outside as leaders_outside_preference
 from rackwise.balance.model import (
@@ -63,6 +64,7 @@ __all__ = [
     "TargetRange",
     "TargetRows",
     "balancedness",
+    "domain_loss_exposed",
     "goal_costs",
     "leaders_outside_preference",
     "plan_cluster",

@@ -16,12 +16,14 @@ Constraints
     may not use and keeps the partition evenly spread on the strategy's tree (``spread_ok``),
     and is made only when it exposes the partition to no top-level domain it was safe from
     (so no domain's count grows). Above the balance goals: :meth:`Guard.allows` is the same
-    test, and the balance goals ask it of every move that crosses a domain.
+    test, and the balance goals ask it of every move that crosses a domain; it keeps a tally
+    per partition, so a move is judged in O(replicas of the partition). A partition is judged
+    protectable on the usable brokers less those holding it in a failed directory
+    (:class:`Verdicts`).
 Algorithm
-    The exposed partitions are found with numpy per rule; each is then repaired greedily: of
-    the moves of one replica to the roomiest broker of each (top-level domain, domain) pair,
-    the one leaving the fewest missing replicas and domains over all losses, until none
-    remain or no move helps.
+    The exposed partitions are found with numpy per rule; each is then repaired by an exact
+    search over classes of alike brokers (:mod:`~rackwise.balance._loss_repair`), before the
+    balance goals and again after them.
 Worked example
     Brokers 0..3 in ``/dc1``, 4, 5 in ``/dc2``, 6, 7 in ``/dc3`` (rack-aware, so data centres
     are not spread), RF 3 on 0, 1, 4, ``min.insync.racks=2``: losing ``/dc2`` leaves two
@@ -34,17 +36,61 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rackwise.balance._layout import PAD
-from rackwise.balance._spread import spread_ok
-from rackwise.balance._work import DOMAIN_LOSS, Work
-from rackwise.balance.model import DomainRule, IntArray
-from rackwise.balance.report import Unprotectable
+from rackwise.balance._layout import PAD, layout
+from rackwise.balance._tree import build_tree
+from rackwise.balance._work import Work
+from rackwise.balance.model import ClusterInput, DomainRule, IntArray
 from rackwise.topology import domain_at
 from rackwise.topology.loss import loss_tree, protectable, smallest_protecting_rf
 
 
+class _Tally:
+    """One partition's replicas counted for its rule: per top-level domain, per domain at the
+    rule's level, and the distinct such domains in each top-level domain (a domain lies in
+    exactly one top-level domain, so losing t loses ``width[t]`` of them whole)."""
+
+    __slots__ = ("doms", "exposed", "raw", "row", "seen", "tops", "width")
+
+    def __init__(
+        self, guard: Guard, rule: DomainRule, row: tuple[int, ...], raw: list[int] | None = None
+    ) -> None:
+        dom = guard.dom[rule.level]
+        self.row = row
+        self.raw = raw
+        """The partition's matrix row the tally was taken from (padding included)."""
+        self.seen: dict[tuple[int, int, int], bool] = {}
+        """Verdicts given on this row, by (source broker, destination's two domains)."""
+        self.tops: dict[int, int] = {}
+        self.doms: dict[int, int] = {}
+        self.width: dict[int, int] = {}
+        for b in row:
+            t, d = int(guard.top[b]), int(dom[b])
+            self.tops[t] = self.tops.get(t, 0) + 1
+            if d not in self.doms:
+                self.width[t] = self.width.get(t, 0) + 1
+            self.doms[d] = self.doms.get(d, 0) + 1
+        self.exposed = _judge(rule, len(row), self.tops, len(self.doms), self.width)
+
+
+def _judge(
+    rule: DomainRule, rf: int, tops: Mapping[int, int], doms: int, width: Mapping[int, int]
+) -> frozenset[int]:
+    """The top-level domains whose loss leaves under min.insync.replicas replicas or fewer
+    than min.insync.racks domains."""
+    mir, racks = rule.min_insync_replicas, rule.min_insync_racks
+    return frozenset(
+        t for t, n in tops.items() if n > 0 and (rf - n < mir or doms - width.get(t, 0) < racks)
+    )
+
+
 class Guard:
-    """Each broker's top-level domain and domain per rule level, and each partition's rule."""
+    """Each broker's top-level domain and domain per rule level, and each partition's rule.
+
+    :meth:`allows` keeps a :class:`_Tally` per partition it was asked about, taken again only
+    when the partition's row changed, so a candidate move is judged in O(replicas of the
+    partition): the tallies of the two domains it touches change, and the top-level domains it
+    holds are judged again; a verdict is kept with the tally for every destination alike (the
+    same two domains), as the balance goals ask of many brokers in turn."""
 
     def __init__(self, work: Work, rules: Mapping[str, DomainRule]) -> None:
         lay = work.lay
@@ -60,45 +106,74 @@ class Guard:
         ids = lay.broker_ids.tolist()
         self.top = _codes(ids, lay.racks, 1)
         self.dom = {rule.level: _codes(ids, lay.racks, rule.level) for rule in self.rules}
+        self._top: list[int] = self.top.tolist()
+        self._dom: dict[int, list[int]] = {k: v.tolist() for k, v in self.dom.items()}
+        self._tally: dict[int, _Tally] = {}
+        self._rule_of: list[int] = self.rule_of.tolist()
 
     def exposed(self, p: int, row: list[int]) -> set[int]:
         """The top-level domains whose loss exposes partition p on ``row``."""
         r = int(self.rule_of[p])
         if r < 0:
             return set()
-        rule = self.rules[r]
-        dom = self.dom[rule.level]
-        out: set[int] = set()
-        for t in {int(self.top[b]) for b in row}:
-            left = [b for b in row if self.top[b] != t]
-            if len(left) < rule.min_insync_replicas or (
-                len({int(dom[b]) for b in left}) < rule.min_insync_racks
-            ):
-                out.add(t)
-        return out
+        return set(_Tally(self, self.rules[r], tuple(row)).exposed)
+
+    def tally(self, p: int) -> _Tally:
+        """Partition p's tally on its current row (cached while the row stays)."""
+        raw = self.work.tgt[p].tolist()
+        held = self._tally.get(p)
+        if held is None or held.raw != raw:
+            row = tuple(b for b in raw if b >= 0)
+            held = _Tally(self, self.rules[int(self.rule_of[p])], row, raw)
+            self._tally[p] = held
+        return held
 
     def allows(self, p: int, src: int, dst: int) -> bool:
         """Whether moving p's replica from ``src`` to ``dst`` exposes it to no new loss (a
         partition no placement protects may go anywhere)."""
-        r = int(self.rule_of[p])
+        r = self._rule_of[p]
         if r < 0 or not self.covered[p]:
             return True
-        dom = self.dom[self.rules[r].level]
-        if self.top[src] == self.top[dst] and dom[src] == dom[dst]:
+        rule = self.rules[r]
+        dom = self._dom[rule.level]
+        ts, td, ds, dd = self._top[src], self._top[dst], dom[src], dom[dst]
+        if ts == td and ds == dd:
             return True  # the same domains at every level the rule looks at
-        row = self.work.row(p)
-        before = self.exposed(p, row)
-        return self.exposed(p, [dst if x == src else x for x in row]) <= before
+        was = self.tally(p)
+        key = (src, td, dd)
+        known = was.seen.get(key)
+        if known is None:
+            known = was.seen[key] = self._judge_move(rule, was, (ts, td, ds, dd))
+        return known
+
+    @staticmethod
+    def _judge_move(rule: DomainRule, was: _Tally, move: tuple[int, int, int, int]) -> bool:
+        """Whether the move (source's and destination's top-level domain and domain) leaves
+        the partition exposed to no loss it was safe from."""
+        ts, td, ds, dd = move
+        tops = dict(was.tops)
+        width = dict(was.width)
+        doms = len(was.doms)
+        tops[ts] -= 1
+        tops[td] = tops.get(td, 0) + 1
+        if was.doms[ds] == 1 and ds != dd:
+            doms -= 1
+            width[ts] -= 1
+        if dd not in was.doms:
+            doms += 1
+            width[td] = width.get(td, 0) + 1
+        return _judge(rule, len(was.row), tops, doms, width) <= was.exposed
 
     def shortfall(self, p: int, row: list[int]) -> int:
         """Replicas and domains missing, summed over the losses of every top-level domain."""
         rule = self.rules[int(self.rule_of[p])]
-        dom = self.dom[rule.level]
+        dom = self._dom[rule.level]
+        top = self._top
         total = 0
-        for t in {int(self.top[b]) for b in row}:
-            left = [b for b in row if self.top[b] != t]
+        for t in {top[b] for b in row}:
+            left = [b for b in row if top[b] != t]
             total += max(0, rule.min_insync_replicas - len(left))
-            total += max(0, rule.min_insync_racks - len({int(dom[b]) for b in left}))
+            total += max(0, rule.min_insync_racks - len({dom[b] for b in left}))
         return total
 
 
@@ -134,38 +209,59 @@ def exposed_partitions(guard: Guard, tgt: IntArray) -> IntArray:
 
 
 class Verdicts:
-    """Whether a (replication factor, rule) can be protected on the brokers the plan may use,
-    judged once per pair."""
+    """Whether a partition's (replication factor, rule) can be protected on the brokers the
+    plan may use for it (the usable ones, less those holding it in a failed directory), judged
+    once per (factor, rule, brokers excluded)."""
 
     def __init__(self, work: Work, guard: Guard) -> None:
-        lay = work.lay
-        usable = np.flatnonzero(work.tree.leaf >= 0).tolist()
-        racks = [(int(lay.broker_ids[b]), lay.racks[b]) for b in usable]
-        self.trees = {rule.level: loss_tree(racks, rule.level) for rule in guard.rules}
-        self._seen: dict[tuple[int, DomainRule], bool] = {}
-        self._needed: dict[tuple[int, DomainRule], int | None] = {}
+        self.work = work
+        self.guard = guard
+        self._trees: dict[tuple[int, tuple[int, ...]], list[list[int]]] = {}
+        self._seen: dict[tuple[int, DomainRule, tuple[int, ...]], bool] = {}
+        self._needed: dict[tuple[int, DomainRule, tuple[int, ...]], int | None] = {}
 
-    def cover(self, guard: Guard, rf: IntArray) -> None:
+    def _tree(self, level: int, excluded: tuple[int, ...]) -> list[list[int]]:
+        key = (level, excluded)
+        if key not in self._trees:
+            lay = self.work.lay
+            usable = np.flatnonzero(self.work.tree.leaf >= 0).tolist()
+            racks = [(int(lay.broker_ids[b]), lay.racks[b]) for b in usable if b not in excluded]
+            self._trees[key] = loss_tree(racks, level)
+        return self._trees[key]
+
+    def cover(self) -> None:
         """Mark in ``guard.covered`` every partition with a rule that its factor can meet."""
+        guard, rf = self.guard, self.work.lay.rf
         for r, rule in enumerate(guard.rules):
             for factor in np.unique(rf[guard.rule_of == r]).tolist():
-                if self.protectable(int(factor), rule):
+                if self._judge(int(factor), rule, ()):
                     guard.covered |= (guard.rule_of == r) & (rf == factor)
+        for p in self.work.excluded:
+            if guard.rule_of[p] >= 0:
+                guard.covered[p] = self.protectable(p)
 
-    def protectable(self, rf: int, rule: DomainRule) -> bool:
-        key = (rf, rule)
+    def _key(self, p: int) -> tuple[int, DomainRule, tuple[int, ...]]:
+        rule = self.guard.rules[int(self.guard.rule_of[p])]
+        return int(self.work.lay.rf[p]), rule, tuple(sorted(self.work.excluded.get(p, ())))
+
+    def _judge(self, rf: int, rule: DomainRule, excluded: tuple[int, ...]) -> bool:
+        key = (rf, rule, excluded)
         if key not in self._seen:
-            self._seen[key] = protectable(
-                rf, self.trees[rule.level], rule.min_insync_replicas, rule.min_insync_racks
-            )
+            tree = self._tree(rule.level, excluded)
+            self._seen[key] = protectable(rf, tree, rule.min_insync_replicas, rule.min_insync_racks)
         return self._seen[key]
 
-    def needed(self, rf: int, rule: DomainRule) -> int | None:
-        """The smallest factor above ``rf`` that can be protected (None: none)."""
-        key = (-rf, rule)
+    def protectable(self, p: int) -> bool:
+        """Whether some placement of partition p's factor protects it (p has a rule)."""
+        return self._judge(*self._key(p))
+
+    def needed(self, p: int) -> int | None:
+        """The smallest factor above partition p's that can be protected (None: none)."""
+        key = self._key(p)
         if key not in self._needed:
+            rf, rule, excluded = key
             self._needed[key] = smallest_protecting_rf(
-                self.trees[rule.level],
+                self._tree(rule.level, excluded),
                 rule.min_insync_replicas,
                 rule.min_insync_racks,
                 start=rf + 1,
@@ -175,63 +271,21 @@ class Verdicts:
 
 def violations(work: Work, guard: Guard, verdicts: Verdicts, tgt: IntArray) -> int:
     """The goal's violations on ``tgt``: exposed partitions some placement would protect."""
-    rf = work.lay.rf
-    return sum(
-        1
-        for p in exposed_partitions(guard, tgt).tolist()
-        if verdicts.protectable(int(rf[p]), guard.rules[int(guard.rule_of[p])])
-    )
+    return sum(1 for p in exposed_partitions(guard, tgt).tolist() if verdicts.protectable(p))
 
 
-def protect(work: Work, guard: Guard, verdicts: Verdicts) -> tuple[Unprotectable, ...]:
-    """Move replicas of the exposed partitions that can be protected; return those that
-    cannot, with the factor that would protect them."""
-    lay = work.lay
-    pairs: dict[tuple[int, int], list[int]] = {}
-    for b in np.flatnonzero(work.tree.leaf >= 0).tolist():
-        for rule in guard.rules:
-            pairs.setdefault((int(guard.top[b]), int(guard.dom[rule.level][b])), []).append(b)
-    groups = [np.array(v, np.int64) for v in pairs.values()]
-    lost: list[Unprotectable] = []
-    for p in exposed_partitions(guard, work.tgt).tolist():
-        rule = guard.rules[int(guard.rule_of[p])]
-        rf = int(lay.rf[p])
-        if not verdicts.protectable(rf, rule):
-            need = verdicts.needed(rf, rule)
-            name = lay.topic_names[int(lay.topics[p])]
-            lost.append(Unprotectable(name, int(lay.partitions[p]), rf, need))
-            continue
-        _repair(work, guard, p, groups)
-    return tuple(lost)
-
-
-def _repair(work: Work, guard: Guard, p: int, groups: list[IntArray]) -> None:
-    excluded = work.excluded.get(p, ())
-    deficit = work.shares - work.count
-    ranked = [g[np.argsort(-deficit[g], kind="stable")].tolist() for g in groups]
-    for _ in range(2 * int(work.lay.rf[p]) + 2):
-        row = work.row(p)
-        before = guard.exposed(p, row)
-        if not before:
-            return
-        best: tuple[int, float, int, int] | None = None
-        score = guard.shortfall(p, row)
-        for j, src in enumerate(work.tgt[p].tolist()):
-            if src < 0:
-                continue
-            for group in ranked:
-                dst = next((b for b in group if b not in row and b not in excluded), -1)
-                if dst < 0:
-                    continue
-                moved = [dst if x == src else x for x in row]
-                if not guard.exposed(p, moved) <= before:
-                    continue
-                after = guard.shortfall(p, moved)
-                if after >= score or not spread_ok(work.tree, moved, excluded):
-                    continue
-                cand = (after, -float(deficit[dst]), j, dst)
-                if best is None or cand < best:
-                    best = cand
-        if best is None:
-            return
-        work.place(p, best[2], best[3], DOMAIN_LOSS)
+def exposed_count(cluster: ClusterInput, target: IntArray) -> int:
+    """How many partitions some placement of their factor protects are exposed on ``target``
+    (broker ids in the layout's partition order, ``-1`` past the factor, as a plan's
+    ``target``), judged by ``cluster.domain_rules``: a plan made without the rules, counted by
+    them."""
+    lay = layout(cluster)
+    if not cluster.domain_rules:
+        return 0
+    tree = build_tree(lay.broker_ids, lay.racks, lay.usable, flat=False)
+    work = Work(lay, tree, np.zeros(lay.num_brokers, np.float64))
+    guard = Guard(work, cluster.domain_rules)
+    verdicts = Verdicts(work, guard)
+    index = np.searchsorted(lay.broker_ids, np.maximum(target, 0))
+    tgt = np.where(target >= 0, index, PAD)
+    return violations(work, guard, verdicts, tgt)

@@ -6,7 +6,9 @@ Goals, in priority order (the report lists them so; see :data:`~rackwise.balance
     2. ``DomainLossGoal``: every partition with a rule (``ClusterInput.domain_rules``) keeps,
        after losing any one top-level domain, ``min.insync.replicas`` replicas in
        ``min.insync.racks`` domains wherever its factor allows (:mod:`~rackwise.balance._loss`);
-       the goals below it make no move that exposes a partition to a new loss.
+       the goals below it make no move that exposes a partition to a new loss, and what is
+       still exposed after the replica and byte goals is repaired then, keeping replica
+       bounds where a move back allows it.
     3. ``ReplicaDistributionGoal`` and ``LeaderReplicaDistributionGoal``: replicas per broker
        within ``floor .. ceil`` of the broker's fair share (the mean, except where the spread
        rule fixes a rack's total: :mod:`~rackwise.balance._shares`), preferred leaders per
@@ -66,7 +68,8 @@ from rackwise.balance._counts import balance_replicas
 from rackwise.balance._dirs import balance_dirs
 from rackwise.balance._layout import PAD, Layout, layout
 from rackwise.balance._leaders import balance_leaders, leader_bounds
-from rackwise.balance._loss import Guard, Verdicts, protect, violations
+from rackwise.balance._loss import Guard, Verdicts, violations
+from rackwise.balance._loss_repair import Classes, protect, repair
 from rackwise.balance._measure import (
     Bounds,
     BrokerTargets,
@@ -211,9 +214,10 @@ class _DomainLoss:
         self.work = work
         self.guard = Guard(work, rules) if rules else None
         self.verdicts = Verdicts(work, self.guard) if self.guard is not None else None
-        if self.guard is not None and self.verdicts is not None:
-            self.verdicts.cover(self.guard, work.lay.rf)
+        if self.verdicts is not None:
+            self.verdicts.cover()
         self.lost: tuple[Unprotectable, ...] = ()
+        self.classes: Classes | None = None
 
     def violations(self, tgt: IntArray) -> int:
         if self.guard is None or self.verdicts is None:
@@ -224,8 +228,15 @@ class _DomainLoss:
         """Protect what can be, then guard it from the balance goals."""
         if self.guard is None or self.verdicts is None:
             return
-        self.lost = protect(self.work, self.guard, self.verdicts)
+        self.classes = Classes(self.work, self.guard)
+        self.lost = protect(self.work, self.guard, self.verdicts, self.classes)
         self.work.guard = self.guard
+
+    def repair(self, bounds: tuple[IntArray, IntArray]) -> None:
+        """After the balance goals, protect what they left exposed (moves they may have made
+        without the goal protect by chance; these are made on purpose)."""
+        if self.guard is not None and self.classes is not None:
+            repair(self.work, self.guard, self.classes, bounds)
 
 
 def _run_goals(
@@ -253,6 +264,9 @@ def _run_goals(
     timings["ReplicaDistributionGoal"], mark = now() - mark, now()
     balance_bytes(work, lo, hi)
     timings["DiskUsageDistributionGoal"], mark = now() - mark, now()
+    loss.repair((lo, hi))  # before the directories are chosen for what it moves
+    timings["DomainLossGoal"] += now() - mark
+    mark = now()
     balance_dirs(work)
     timings["IntraBrokerDiskUsageDistributionGoal"], mark = now() - mark, now()
     balance_leaders(work)

@@ -81,7 +81,21 @@ def test_a_topic_config_overrides_the_default() -> None:
     assert clusters == {"c": (0, 0)}
 
 
+def test_a_topics_own_min_insync_replicas_replaces_the_option() -> None:
+    # t-0 losing /dc2 keeps 2 replicas in /dc1: under t's own min.insync.replicas=3, so it is
+    # counted under min ISR and not as refused for its racks.
+    rows = [("c", "t", "min.insync.replicas", "3")]
+    rules = DomainRules.of(
+        {"min.insync.racks": "2", "default.leaders.preference": "racks:/dc1"}, rows
+    )
+    exposure, _ = _figures(audit_tables(local_tables(BROKERS, DIRS, REPLICAS), 2, rules))
+    assert exposure == {("c", "/dc1"): (0, 1)}
+    assert rules.rule("c", "t").min_isr(2) == 3 and rules.rule("c", "u").min_isr(2) == 2
+
+
 def test_bad_values_are_refused_naming_them() -> None:
+    with pytest.raises(IllegalArgumentException, match=r"topic t: min\.insync\.replicas must"):
+        DomainRules.of({}, [("c", "t", "min.insync.replicas", "x")])
     with pytest.raises(IllegalArgumentException, match=r"topic t: min\.insync\.racks must be"):
         DomainRules.of({}, [("c", "t", "min.insync.racks", "0")])
     with pytest.raises(IllegalArgumentException, match=r"leaders\.preference 'rack:/a'"):

@@ -161,6 +161,7 @@ def _run_both(
     fleet=fleets(),
     strategy=st.sampled_from(("keep", "rack-aware", "multi-level")),
     min_isr=st.integers(1, 3),
+    topic_isr=st.integers(1, 3),
     racks=st.integers(1, 3),
     level=st.integers(1, 2),
     preference=st.sampled_from(("none", "racks:/dc1", "ordered_racks:/dc2,/dc1")),
@@ -170,17 +171,20 @@ def test_random_fleets_give_the_same_outputs_on_both_engines(
     fleet: tuple[list[dict[str, Any]], pa.Table],
     strategy: str,
     min_isr: int,
+    topic_isr: int,
     racks: int,
     level: int,
     preference: str,
 ) -> None:
-    """Topic ``t`` with its own rules, ``u`` with the defaults."""
+    """Topic ``t`` with its own rules (its min.insync.replicas among them), ``u`` with the
+    defaults."""
     rules = DomainRules.of(
         {"min.insync.racks": "2", "default.leaders.preference": "racks:/dc2"},
         [
             (f"c{c}", "t", key, value)
             for c in range(3)
             for key, value in (
+                ("min.insync.replicas", str(topic_isr)),
                 ("min.insync.racks", str(racks)),
                 ("min.insync.racks.level", str(level)),
                 ("leaders.preference", preference),

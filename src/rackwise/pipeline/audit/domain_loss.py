@@ -110,10 +110,11 @@ def _verdict(
     leaves: _Leaves, rule: TopicRule, kept: list[int], before_pref: bool, min_isr: int
 ) -> tuple[bool, bool]:
     """(refuses because of min.insync.racks, leadership leaves the preference) for the live
-    leaves ``kept`` after a loss."""
+    leaves ``kept`` after a loss; ``min_isr`` is the default of the topic's own
+    min.insync.replicas."""
     if not kept:
         return False, False
-    racks = len(kept) >= min_isr and (
+    racks = len(kept) >= rule.min_isr(min_isr) and (
         len({leaves.domain(k, rule.level) for k in kept}) < rule.min_insync_racks
     )
     leave = before_pref and not any(rule.preference.is_preferred(leaves.rack[k]) for k in kept)

@@ -117,7 +117,9 @@ def exposure_partitions(
         rule = rules.rule(cluster_id, topic)
         for node in sorted({n for _, rack in held for n in _prefixes(rack)}):
             left = [(b, rack) for b, rack in held if node not in _prefixes(rack)]
-            found = outcome(left, min_insync_replicas, rule.min_insync_racks, rule.level)
+            found = outcome(
+                left, rule.min_isr(min_insync_replicas), rule.min_insync_racks, rule.level
+            )
             if found is not None:
                 rows.append(
                     {

@@ -1,4 +1,5 @@
-"""The topic rules the audit judges a domain's loss by, beyond ``min.insync.replicas``:
+"""The topic rules the audit and the planner judge a domain's loss by: a topic's own
+``min.insync.replicas`` (the command's ``--min-insync-replicas`` where it is not known),
 ``min.insync.racks`` with ``min.insync.racks.level``, and ``leaders.preference``.
 
 Goals
@@ -11,7 +12,7 @@ Constraints
     Pure and small: a fleet's topic configs are metadata (a row per topic and key), read on
     the driver. A value that does not parse is refused with one line naming the cluster, the
     topic, the key and the value (:class:`IllegalArgumentException`), before any engine runs.
-    Keys other than the three are ignored (a topic's full DescribeConfigs may be given).
+    Keys other than the four are ignored (a topic's full DescribeConfigs may be given).
 Worked example
     Defaults ``{"min.insync.racks": "2"}`` and the row ``("c1", "orders", "leaders.preference",
     "ordered_racks:/dc1,/dc2")``: ``orders`` in ``c1`` needs two data centres in its ISR and
@@ -32,22 +33,34 @@ from rackwise.topology import (
     parse_leaders_preference,
 )
 
+MIN_INSYNC_REPLICAS: Final = "min.insync.replicas"
 MIN_INSYNC_RACKS: Final = "min.insync.racks"
 MIN_INSYNC_RACKS_LEVEL: Final = "min.insync.racks.level"
 LEADERS_PREFERENCE: Final = "leaders.preference"
 DEFAULT_LEADERS_PREFERENCE: Final = "default.leaders.preference"
 """The broker key that is the default of the topic key ``leaders.preference``."""
-TOPIC_KEYS: Final = (MIN_INSYNC_RACKS, MIN_INSYNC_RACKS_LEVEL, LEADERS_PREFERENCE)
+TOPIC_KEYS: Final = (
+    MIN_INSYNC_REPLICAS,
+    MIN_INSYNC_RACKS,
+    MIN_INSYNC_RACKS_LEVEL,
+    LEADERS_PREFERENCE,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class TopicRule:
     """One topic's rules: its ISR must span ``min_insync_racks`` domains at ``level`` for an
-    acks=all write, and its leaders go where ``preference`` says."""
+    acks=all write, and its leaders go where ``preference`` says; ``min_insync_replicas`` is
+    the topic's own ``min.insync.replicas`` where known (None: the command's option)."""
 
     min_insync_racks: int = 1
     level: int = 1
     preference: LeadersPreference = NO_PREFERENCE
+    min_insync_replicas: int | None = None
+
+    def min_isr(self, default: int) -> int:
+        """The topic's ``min.insync.replicas``, else ``default``."""
+        return default if self.min_insync_replicas is None else self.min_insync_replicas
 
 
 DEFAULT_RULE: Final = TopicRule()
@@ -68,6 +81,8 @@ def _at_least_one(key: str, value: str, where: str) -> int:
 def with_config(rule: TopicRule, key: str, value: str, where: str) -> TopicRule:
     """``rule`` with ``key`` set to ``value`` (a topic key, or the broker key
     ``default.leaders.preference``); another key leaves it as it is."""
+    if key == MIN_INSYNC_REPLICAS:
+        return replace(rule, min_insync_replicas=_at_least_one(key, value, where))
     if key == MIN_INSYNC_RACKS:
         return replace(rule, min_insync_racks=_at_least_one(key, value, where))
     if key == MIN_INSYNC_RACKS_LEVEL:

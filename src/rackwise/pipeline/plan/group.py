@@ -330,7 +330,8 @@ def _unplanned(cluster_id: str, replicas: pa.Table, error: str) -> pa.Table:
 def domain_rules(
     rules: DomainRules, cluster_id: str, topics: tuple[str, ...], min_insync_replicas: int
 ) -> dict[str, DomainRule]:
-    """Each topic's :class:`~rackwise.balance.model.DomainRule`, or none at all when
+    """Each topic's :class:`~rackwise.balance.model.DomainRule` (its own
+    ``min.insync.replicas`` where known, else ``min_insync_replicas``), or none at all when
     ``min_insync_replicas`` is 0 or no topic asks for more than one domain."""
     if min_insync_replicas < 1:
         return {}
@@ -338,7 +339,8 @@ def domain_rules(
     if all(r.min_insync_racks <= 1 for r in mine.values()):
         return {}
     return {
-        t: DomainRule(min_insync_replicas, r.min_insync_racks, r.level) for t, r in mine.items()
+        t: DomainRule(r.min_isr(min_insync_replicas), r.min_insync_racks, r.level)
+        for t, r in mine.items()
     }
 
 
