@@ -105,7 +105,8 @@ def after_load(
     ]
     joined = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
     for name in COUNTS:
-        joined[name] = joined[name].fillna(0).astype(np.int64)
+        # numeric first: a column that only an empty part brought in is of object dtype
+        joined[name] = pd.to_numeric(joined[name]).fillna(0).astype(np.int64)
     capacity = joined["total_bytes"].astype("float64")
     joined["utilisation"] = np.where(capacity > 0, joined["bytes"] / capacity, np.nan)
     return joined[list(LOAD_COLUMNS)]
