@@ -215,13 +215,23 @@ class Execution:
                 entry.phase = Phase.VERIFIED
                 events.append(f"{tp}: verified" + (f" ({entry.note})" if entry.note else ""))
             elif entry.phase in RUNNING and self._landed(entry, now.replicas):
-                continue  # replicas there, a directory move still copying
+                self._lost_dir_move(state, entry, events)  # else still copying
             elif entry.phase in RUNNING:
                 entry.phase = Phase.PENDING
                 if entry.attempts >= MAX_ATTEMPTS:
                     entry.phase, entry.note = Phase.REFUSED, Hold(str(tp), "failed", "no progress")
                 events.append(f"{tp}: the reassignment ended before reaching its target")
         return needs_plan
+
+    def _lost_dir_move(self, state: ClusterState, entry: Tracked, events: list[str]) -> None:
+        """A directory move whose broker is lost never ends: the move waits on that broker
+        as a pending one does (a new plan may put the replica elsewhere)."""
+        assert entry.move is not None
+        lost = [b for b, _ in entry.move.dir_moves if b not in state.racks]
+        if lost:
+            entry.phase = Phase.PENDING
+            entry.note = Hold(str(entry.partition), "broker", f"broker {lost[0]} was lost")
+            events.append(f"{entry.partition}: broker {lost[0]} was lost in a directory move")
 
     def _landed(self, entry: Tracked, replicas: tuple[int, ...]) -> bool:
         return entry.move is not None and replicas == entry.move.target.replicas
