@@ -1,5 +1,6 @@
-"""librdkafka consumers with ``group.protocol=consumer`` (KIP-848) on a cluster of three
-brokers, one per data centre: they join, consume and commit; partitions move to a second member
+"""librdkafka consumers with ``group.protocol=consumer`` (KIP-848) on a stretch cluster of six
+brokers, three data centres of two racks (replicas placed ``multi-level``, one per data
+centre): they join, consume and commit; partitions move to a second member
 and back without two owners at once; each server-side assignor is chosen by name with
 ``group.remote.assignor``, a stable group's assignment being what ``rackwise assign`` computes
 for the same members and partitions, and following a leader that moves to another data
@@ -29,7 +30,10 @@ from rackwise.common.java import java_hashmap_order, java_string_hash
 from tests.command_line import rackwise
 from tests.interop.conftest import create_topic, eventually, produce_spread
 
-RACKS = ("/dc1/r1", "/dc2/r1", "/dc3/r1")
+RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2", "/dc3/r1", "/dc3/r2")
+"""The brokers' racks."""
+MEMBER_RACKS = ("/dc1/r2", "/dc2/r1", "/dc3/r2")
+"""One member per data centre, in racks of their own."""
 PARTITIONS = 6
 
 
@@ -56,8 +60,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     ]
     args = [a for o in overrides for a in ("--override", o)]
     up = rackwise(
-        "cluster", "up", "--brokers", "3", "--racks", ",".join(RACKS), "--dir", str(directory),
-        "--json", *args,
+        "cluster", "up", "--brokers", str(len(RACKS)), "--racks", ",".join(RACKS),
+        "--placer", "multi-level", "--dir", str(directory), "--json", *args,
     )  # fmt: skip
     try:
         assert up.returncode == 0, up.stderr
@@ -189,7 +193,7 @@ def test_each_server_assignor_by_name(cluster: Cluster, assignor: str) -> None:
     group = f"g-{assignor}-{uuid.uuid4().hex[:6]}"
     consumers = [
         _consumer(cluster, group, **{"group.remote.assignor": assignor, "client.rack": rack})
-        for rack in RACKS
+        for rack in MEMBER_RACKS
     ]
     try:
         for c in consumers:
@@ -198,7 +202,7 @@ def test_each_server_assignor_by_name(cluster: Cluster, assignor: str) -> None:
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         described = admin.describe_consumer_groups([group])[group].result(10)
         assert described.partition_assignor == assignor
-        assert len(described.members) == len(RACKS)
+        assert len(described.members) == len(MEMBER_RACKS)
     finally:
         for c in consumers:
             c.close()
@@ -213,7 +217,7 @@ def test_a_stable_group_is_assigned_as_rackwise_assign_computes(
     coordinator's next computation would see them) and partitions, comes back unchanged, and
     the share read in the leader's rack on the live group is ``--report``'s figure (for
     ``rack-local-optimal``, the optimum it proves)."""
-    group = _Group(cluster, assignor, ("/dc1/r1", "/dc1/r1", "/dc2/r1"), 12, 2)
+    group = _Group(cluster, assignor, ("/dc1/r1", "/dc1/r1", "/dc2/r2"), 12, 2)
     try:
         live = group.wait_stable()
         racks = _leader_racks(cluster, group.topic, group.count)
@@ -236,7 +240,7 @@ def test_the_group_follows_a_leader_to_another_data_centre(
     assignment becomes what ``rackwise assign`` computes for the new leaders' racks, once the
     damping interval (1 s here) has passed; no partition has two owners meanwhile. The move is
     one that changes that answer."""
-    group = _Group(cluster, "leader-rack-aware-range", RACKS, PARTITIONS, 3)
+    group = _Group(cluster, "leader-rack-aware-range", MEMBER_RACKS, PARTITIONS, 3)
     try:
         before = group.wait_stable()
         racks = _leader_racks(cluster, group.topic, group.count)
