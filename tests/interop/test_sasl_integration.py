@@ -8,7 +8,6 @@ named as there.)"""
 
 from __future__ import annotations
 
-import socket
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -26,21 +25,17 @@ from kafka.net.compat import KafkaNetClient
 from kafka.protocol.metadata import MetadataRequest
 
 from tests.interop.sasl_cluster import SaslCluster, start_sasl_cluster
+from tests.processes import free_ports
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 USER, PASSWORD = "admin", "admin-secret"
 """A PLAIN user of the listener's JAAS config, given SCRAM credentials of both kinds too."""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslCluster]:
-    started = start_sasl_cluster(tmp_path_factory.mktemp("sasl-it"), (free_port(), free_port()))
+    ports = free_ports(2)
+    started = start_sasl_cluster(tmp_path_factory.mktemp("sasl-it"), (ports[0], ports[1]))
     try:
         admin = AdminClient({"bootstrap.servers": started.plain_bootstrap})
         for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):

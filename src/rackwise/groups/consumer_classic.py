@@ -203,17 +203,31 @@ def _join(
     )
 
 
+def _known(group: ConsumerGroup, member_id: str) -> ConsumerMember:
+    """The dynamic member ``member_id`` (UNKNOWN_MEMBER_ID if the group has none)."""
+    member = group.members.get(member_id)
+    if member is None:
+        raise GroupError(
+            UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
+        )
+    return member
+
+
+def _check_classic(member: ConsumerMember) -> None:
+    """Kafka's ``throwIfMemberDoesNotUseClassicProtocol``."""
+    if member.classic is None:
+        raise GroupError(
+            UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol."
+        )
+
+
 def _classic_member(
     group: ConsumerGroup, member_id: str, instance_id: str | None, generation: int
 ) -> ConsumerMember:
     """Kafka's ``validateConsumerGroupMember``, ``throwIfMemberDoesNotUseClassicProtocol``
     and ``throwIfGenerationIdUnmatched``."""
     if instance_id is None:
-        member = group.members.get(member_id)
-        if member is None:
-            raise GroupError(
-                UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
-            )
+        member = _known(group, member_id)
     else:
         found = group.static_member(instance_id)
         if found is None:
@@ -228,10 +242,7 @@ def _classic_member(
                 f"member {found.member_id}.",
             )
         member = found
-    if member.classic is None:
-        raise GroupError(
-            UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol."
-        )
+    _check_classic(member)
     if generation != member.member_epoch:
         raise GroupError(
             ILLEGAL_GENERATION,
@@ -375,11 +386,7 @@ def _leaving_member(
     group: ConsumerGroup, member_id: str, instance_id: str | None
 ) -> ConsumerMember:
     if instance_id is None:
-        member = group.members.get(member_id)
-        if member is None:
-            raise GroupError(
-                UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
-            )
+        member = _known(group, member_id)
     else:
         found = group.static_member(instance_id)
         if found is None:
@@ -394,8 +401,5 @@ def _leaving_member(
                 f"member {found.member_id}.",
             )
         member = found
-    if member.classic is None:
-        raise GroupError(
-            UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol."
-        )
+    _check_classic(member)
     return member
