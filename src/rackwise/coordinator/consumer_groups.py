@@ -70,6 +70,8 @@ from rackwise.image import MetadataImage
 LOG: Final = logging.getLogger("rackwise.coordinator")
 
 Append = Callable[[int, Sequence[KeyValue], GroupOffsets], Awaitable[int]]
+"""Write records the groups already hold: the error code; the partition's state is dropped
+when they do not reach the log or fail there."""
 
 
 def topics_view(image: MetadataImage, version: int) -> TopicsView:
@@ -149,8 +151,10 @@ class ConsumerGroupDriver:
     # ---- running the rules ------------------------------------------------------------
 
     async def run(self, index: int, state: GroupOffsets, out: Outcome) -> int:
-        """Append ``out``'s records and set its timers: NONE, or the append's error (the
-        partition's state is then dropped, to be reloaded from the log). A group that became
+        """Append ``out``'s records and set its timers: NONE, or the append's error (when
+        the records did not reach the log, or failed there, the partition's state is dropped,
+        to be reloaded from the log; a write only waiting longer than the commit timeout
+        stays). A group that became
         a classic one goes to the classic groups at once, as the consumer group went from
         here, so that no request meets neither."""
         self.set_timers(index, state, out.timers)
@@ -163,10 +167,7 @@ class ConsumerGroupDriver:
             self._adopt(index, state, out.downgraded)
         if not out.records:
             return NONE
-        code = await self._append(index, out.records, state)
-        if code != NONE:
-            self._drop(index)
-        return code
+        return await self._append(index, out.records, state)
 
     async def _compute(self, index: int, state: GroupOffsets, job: AssignmentJob) -> None:
         """Run ``job`` on the worker thread, then hand its result to the partition's groups

@@ -32,10 +32,14 @@ Constraints
       the ones before it. Each is answered within ``offsets.commit.timeout.ms`` of its
       append, however many wait on the partition. Append errors are answered as Kafka's
       coordinator maps them (NOT_ENOUGH_REPLICAS and REQUEST_TIMED_OUT:
-      COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR). A commit that
-      failed after it reached the local log is not replayed and drops the partition's state,
-      so that the next request reloads it from the log rather than answer from a state that
-      may lack it.
+      COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER: NOT_COORDINATOR). A write not
+      acknowledged within the timeout is answered COORDINATOR_NOT_AVAILABLE but stays in the
+      queue: the coordinator goes on waiting for its acks, and it enters the state once they
+      are in, as Kafka's runtime commits a write whose answer timed out once the high
+      watermark passes it (the request that sent it being cancelled changes nothing either).
+      A write that failed after it reached the local log (the acks' error, or the partition
+      no longer led here) is not replayed and drops the partition's state, so that the next
+      request reloads it from the log rather than answer from a state that may lack it.
     * Clients may not write to ``__consumer_offsets`` themselves (INVALID_TOPIC_EXCEPTION, as
       Kafka; :mod:`rackwise.broker.data_apis`).
     * The coordinator writes tombstones of its own (:mod:`rackwise.groups.expiry`): every
@@ -160,6 +164,10 @@ class _Unacked:
         self.settled: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         """Done once it has been replayed (or dropped the state) in the log's order."""
 
+    def finish(self, code: int) -> None:
+        if not self.settled.done():
+            self.settled.set_result(code)
+
 
 class TopicCreator(Protocol):
     """How the coordinator asks for ``__consumer_offsets`` when it is missing (the broker's
@@ -217,7 +225,7 @@ class GroupCoordinator:
         self.membership = GroupMembership(config, self.append)
         """The classic groups' members, over the same partitions."""
         self.consumers = ConsumerGroupDriver(
-            consumer_config(config), image, self.append, self._drop, self.membership.adopt
+            consumer_config(config), image, self._append_applied, self._drop, self.membership.adopt
         )
         """The KIP-848 consumer groups, over the same partitions."""
         self._known_topics: Mapping[uuid.UUID, TopicImage] | None = None
@@ -349,15 +357,14 @@ class GroupCoordinator:
             records, gone = expired(state, live, now_ms, retention_ms, consumers)
             if not records:
                 continue
+            applied = []
             if shard is not None:  # consumer groups apply their records as they make them
-                for key, value in consumer_group_records(records):
+                applied = list(consumer_group_records(records))
+                for key, value in applied:
                     shard.replay(key, value)
-            code = await self.append(index, records, state)
+            code = await self.append(index, records, state, applied=bool(applied))
             if code != NONE:
                 LOG.warning("%s-%d: expiring offsets failed (error %d)", OFFSETS_TOPIC, index, code)
-                current = self._states.get(index, (None, None))[1] is state
-                if current and any(g in consumers for g in gone):
-                    self._drop(index)  # the consumer groups deleted above: load them again
                 continue
             if self._states.get(index, (None, None))[1] is not state:
                 continue  # dropped meanwhile: its next load reads the tombstones
@@ -385,8 +392,12 @@ class GroupCoordinator:
         self._drop(index)
 
     def _drop(self, index: int) -> None:
-        """Forget partition ``index``'s state, and so its live groups."""
+        """Forget partition ``index``'s state, and so its live groups; the writes still
+        queued on it end with what is known of them (their acks' outcome, when in)."""
         self._states.pop(index, None)
+        for write in self._unacked.pop(index, ()):
+            if write.code is not None:
+                write.finish(write.code)
         self.membership.unloaded(index)
         self.consumers.unloaded(index)
 
@@ -503,28 +514,59 @@ class GroupCoordinator:
         )
 
     async def append(
-        self, index: int, records: Sequence[tuple[bytes, bytes | None]], state: GroupOffsets
+        self,
+        index: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        state: GroupOffsets,
+        *,
+        applied: bool = False,
     ) -> int:
         """Append ``records`` to partition ``index`` at once and, once the in-sync replicas
         have them, replay them into ``state`` after the writes before them: the error code,
-        within ``offsets.commit.timeout.ms``."""
+        within ``offsets.commit.timeout.ms`` (COORDINATOR_NOT_AVAILABLE if the write has not
+        settled by then; it still settles once its acks are in). ``applied``: the caller's
+        live groups hold the records already, so the state is dropped if they do not reach
+        the log."""
         batch = build_batch(
             [(key, value, ()) for key, value in records], timestamp_ms=int(time.time() * 1000)
         )
         code, info = self.data_apis.append_now(OFFSETS_TOPIC, index, batch)
-        if code != NONE or info is None:
-            return _APPEND_ERRORS.get(code, code)  # not in the log: nothing to settle
+        if code != NONE or info is None:  # not in the log: nothing to settle
+            if applied:
+                self._drop(index)
+            return _APPEND_ERRORS.get(code, code)
         write = _Unacked(records, state)
         self._unacked.setdefault(index, collections.deque()).append(write)
+        self._spawn(self._await_acks(index, write, info))
+        try:
+            async with asyncio.timeout(self.config.offsets_commit_timeout_ms / 1000):
+                # the writes before it end no later than it does
+                code = await asyncio.shield(write.settled)
+        except TimeoutError:
+            code = REQUEST_TIMED_OUT
+        return _APPEND_ERRORS.get(code, code)
+
+    async def _append_applied(
+        self, index: int, records: Sequence[tuple[bytes, bytes | None]], state: GroupOffsets
+    ) -> int:
+        """:meth:`append` for the consumer groups, which apply their records as they make
+        them."""
+        return await self.append(index, records, state, applied=True)
+
+    async def _await_acks(self, index: int, write: _Unacked, info: LogAppendInfo) -> None:
+        """Wait for ``write``'s acks for as long as it is queued on the partition's current
+        state (a timed-out wait is not its outcome), then settle the queue."""
         timeout_s = self.config.offsets_commit_timeout_ms / 1000
         try:
-            write.code = await self.data_apis.wait_acks(OFFSETS_TOPIC, index, info, timeout_s)
-        finally:
-            if write.code is None:  # cancelled: its outcome is not known
-                write.code = REQUEST_TIMED_OUT
-            self._settle(index)
-        code = await write.settled  # the writes before it end no later than it did
-        return _APPEND_ERRORS.get(code, code)
+            code = REQUEST_TIMED_OUT
+            while code == REQUEST_TIMED_OUT and write in self._unacked.get(index, ()):
+                code = await self.data_apis.wait_acks(OFFSETS_TOPIC, index, info, timeout_s)
+        finally:  # also when cancelled (the coordinator closing): its request is answered
+            write.code = code
+            if write in self._unacked.get(index, ()):
+                self._settle(index)
+            else:  # dropped with its state meanwhile
+                write.finish(code)
 
     def _settle(self, index: int) -> None:
         """Replay partition ``index``'s writes whose acks are in, from the head of its queue
@@ -536,12 +578,12 @@ class GroupCoordinator:
             if code is None:
                 break
             write = queue.popleft()
-            if code == NONE:
-                for key, value in write.records:
-                    write.state.replay(key, value)
-            else:
-                self._drop(index)
-            if not write.settled.done():  # its request may have been cancelled meanwhile
-                write.settled.set_result(code)
+            if code != NONE:
+                self._drop(index)  # ends the writes queued behind it too
+                write.finish(code)
+                return
+            for key, value in write.records:
+                write.state.replay(key, value)
+            write.finish(code)
         if not queue:
             self._unacked.pop(index, None)
