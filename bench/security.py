@@ -12,6 +12,12 @@ Figures
                   (SCRAM-SHA-512), alternating ``--rounds`` times; medians, and the median
                   of each round's ratio SASL_SSL / PLAINTEXT (goal: at least 0.6); the broker's
                   CPU seconds per 100 MB produced over each
+  produce, whole  the same, from a client that writes each Produce request whole (as
+  requests        kafka-python and aiokafka do: TLS records of 16 KiB): rackwise's own
+                  connection sending one prebuilt Produce v9 request of ``--batch-records``
+                  1 KiB records at a time, five in flight, acks=1, the same number of records
+                  over each protocol; librdkafka instead writes each 1 KiB message as a TLS
+                  record of its own, and the broker decrypts every record separately
   consume         MB/s of reading those records back from offset 0 with one confluent-kafka
                   consumer, the same alternation and ratio
   tls handshakes  completed TLS handshakes per second on the SSL listener from
@@ -23,7 +29,7 @@ Figures
                   PBKDF2 is in the figure too, as it is for a real client), beside PLAIN logins
 
     .venv/bin/python bench/security.py [--records 50000] [--rounds 3] [--seconds 5]
-        [--concurrency 4] [--json]
+        [--concurrency 4] [--batch-records 256] [--json]
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+import uvloop
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
@@ -57,10 +64,13 @@ from rackwise.formats.properties import format_properties
 from rackwise.net import KafkaConnection, SaslLogin, set_login
 from rackwise.net.sasl_client import clear_logins
 from rackwise.node.process import parse_ready_line
+from rackwise.protocol import ApiKey, make, request_class
+from rackwise.storage.batch import build_batch
 
 PASSWORD: Final = "bench-secret"
 STORE_PASSWORD: Final = "store-pw"
 RECORD: Final = b"x" * 1024
+IN_FLIGHT: Final = 5
 JAAS: Final = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
     f'username="bench" password="{PASSWORD}" user_bench="{PASSWORD}";'
@@ -88,6 +98,7 @@ class Node:
             self.proc.wait(timeout=30)
             raise SystemExit(f"{role} did not start: {(directory / 'stderr.log').read_text()}")
         self.ports = {e.listener_name: e.port for e in ready.listeners}
+        self.directory = directory
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -102,8 +113,11 @@ class Node:
         self.stderr.close()
 
 
-def start(directory: Path) -> tuple[Node, Node, str]:
-    """The controller and the broker; the CA's PEM path."""
+def start(
+    directory: Path, broker_overrides: Mapping[str, str] | None = None
+) -> tuple[Node, Node, str]:
+    """The controller and the broker (its properties with ``broker_overrides``); the CA's PEM
+    path."""
     ca = ensure_ca(directory)
     save_ca(ca)
     keystore = directory / "broker.p12"
@@ -137,6 +151,9 @@ def start(directory: Path) -> tuple[Node, Node, str]:
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller.ports['CONTROLLER']}",
             "log.dirs": str(directory / "broker" / "data"),
             "offsets.topic.replication.factor": "1",
+            # a deleted topic's files go at once, so that the next run writes into the pages
+            # they gave back rather than into pages the machine has not touched lately
+            "log.segment.delete.delay.ms": "0",
             "sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
             "listener.name.sasl_ssl.plain.sasl.jaas.config": JAAS,
@@ -144,7 +161,8 @@ def start(directory: Path) -> tuple[Node, Node, str]:
             "ssl.keystore.location": str(keystore),
             "ssl.keystore.password": STORE_PASSWORD,
             "ssl.key.password": STORE_PASSWORD,
-        },
+        }
+        | dict(broker_overrides or {}),
     )
     return controller, broker, str(ca.pem_path)
 
@@ -173,6 +191,19 @@ def prepare(broker: Node, topics: list[str]) -> None:
         future.result(timeout=30)
 
 
+def delete(broker: Node, topics: list[str]) -> None:
+    """Delete ``topics`` and wait until their files are gone from the broker's log directory."""
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{broker.ports['PLAINTEXT']}"})
+    for future in admin.delete_topics(topics).values():
+        future.result(timeout=30)
+    data = broker.directory / "data"
+    deadline = time.monotonic() + 60
+    while left := sorted(p.name for t in topics for p in data.glob(f"{t}-*")):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{', '.join(left)} still in {data} 60 s after the deletion")
+        time.sleep(0.05)
+
+
 def produce_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
     producer = Producer({**settings, "acks": "1", "linger.ms": 5, "batch.size": 262_144})
     producer.produce(topic, RECORD)  # connected and logged in before the clock starts
@@ -188,6 +219,65 @@ def produce_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
     if producer.flush(120) != 0:
         raise SystemExit("records left unsent")
     return records * len(RECORD) / (time.perf_counter() - began) / 1e6
+
+
+def produce_request(topic: str, records: int) -> Any:
+    """A Produce v9 request (acks=1) of one batch of ``records`` 1 KiB records to partition 0."""
+    batch = build_batch(
+        [(None, RECORD, ()) for _ in range(records)], timestamp_ms=int(time.time() * 1000)
+    )
+    return make(
+        request_class(ApiKey.PRODUCE, 9),
+        {
+            "transactional_id": None,
+            "acks": 1,
+            "timeout": 30_000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+        },
+    )
+
+
+async def _send_requests(
+    port: int, ca: str, protocol: str, request: Any, requests: int
+) -> tuple[float, int]:
+    """Send ``request`` ``requests`` times, :data:`IN_FLIGHT` at a time; seconds taken and the
+    first partition error code other than NONE (0 if none)."""
+    context = None
+    if protocol == "SASL_SSL":
+        context = ssl.create_default_context(cafile=ca)
+        set_login(SaslLogin("SCRAM-SHA-512", "bench", PASSWORD), ("127.0.0.1", port))
+    try:
+        conn = await KafkaConnection.connect("127.0.0.1", port, tls=context)
+    finally:
+        clear_logins()
+    async with conn:
+        await conn.negotiate_versions()
+        await conn.send(request)  # connected and logged in before the clock starts
+        left, error = requests, 0
+
+        async def sender() -> None:
+            nonlocal left, error
+            while left > 0 and not error:
+                left -= 1
+                answer = await conn.send(request)
+                error = error or int(answer.responses[0].partition_responses[0].error_code)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(sender() for _ in range(IN_FLIGHT)))
+        return time.perf_counter() - began, error
+
+
+def produce_requests_mb_s(
+    port: int, ca: str, protocol: str, topic: str, records: int, batch_records: int
+) -> float:
+    """MB/s of ``records`` 1 KiB records sent as whole Produce requests of ``batch_records``."""
+    requests = max(1, records // batch_records)
+    seconds, error = uvloop.run(
+        _send_requests(port, ca, protocol, produce_request(topic, batch_records), requests)
+    )
+    if error:
+        raise SystemExit(f"produce to {topic} over {protocol} answered error code {error}")
+    return requests * batch_records * len(RECORD) / seconds / 1e6
 
 
 def consume_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
@@ -267,6 +357,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--batch-records", type=int, default=256)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-security-") as tmp:
@@ -280,7 +371,7 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     for key, value in figures.items():
-        print(f"{key:32} {value:10.2f}")
+        print(f"{key:50} {value:10.2f}")
 
 
 def cpu_s(pid: int) -> float:
@@ -291,26 +382,57 @@ def cpu_s(pid: int) -> float:
 
 def run(broker: Node, ca: str, args: argparse.Namespace) -> dict[str, float]:
     protocols = ("PLAINTEXT", "SASL_SSL")
-    topics = {(p, r): f"bench-{p.lower()}-{r}" for p in protocols for r in range(args.rounds)}
-    prepare(broker, list(topics.values()))
-    produced: dict[str, list[float]] = {p: [] for p in protocols}
-    consumed: dict[str, list[float]] = {p: [] for p in protocols}
-    cpu: dict[str, list[float]] = {p: [] for p in protocols}
+    kinds = ("librdkafka", "requests")
+    topics = {
+        (k, p, r): f"bench-{k}-{p.lower()}-{r}"
+        for k in kinds
+        for p in protocols
+        for r in range(args.rounds)
+    }
+    prepare(broker, [*topics.values(), "bench-warm-up"])
+    # Untimed, the bytes of one protocol's round: each run then writes into pages the run
+    # before it gave back.
+    produce_requests_mb_s(
+        broker.ports["PLAINTEXT"], ca, "PLAINTEXT", "bench-warm-up", 2 * args.records,
+        args.batch_records,
+    )  # fmt: skip
+    delete(broker, ["bench-warm-up"])
+    megabytes = args.records * len(RECORD) / 1e6
+    runs: dict[str, dict[str, list[float]]] = {
+        figure: {p: [] for p in protocols}
+        for figure in ("produce", "produce_requests", "consume", "cpu", "cpu_requests")
+    }
     for r in range(args.rounds):
         for protocol in protocols:
             settings = client_settings(broker, ca, protocol)
-            topic = topics[(protocol, r)]
+            topic = topics[("librdkafka", protocol, r)]
             before = cpu_s(broker.proc.pid)
-            produced[protocol].append(produce_mb_s(settings, topic, args.records))
-            megabytes = args.records * len(RECORD) / 1e6
-            cpu[protocol].append((cpu_s(broker.proc.pid) - before) / megabytes * 100)
-            consumed[protocol].append(consume_mb_s(settings, topic, args.records))
+            runs["produce"][protocol].append(produce_mb_s(settings, topic, args.records))
+            runs["cpu"][protocol].append((cpu_s(broker.proc.pid) - before) / megabytes * 100)
+            runs["consume"][protocol].append(consume_mb_s(settings, topic, args.records))
+            before = cpu_s(broker.proc.pid)
+            runs["produce_requests"][protocol].append(
+                produce_requests_mb_s(
+                    broker.ports[protocol],
+                    ca,
+                    protocol,
+                    topics[("requests", protocol, r)],
+                    args.records,
+                    args.batch_records,
+                )
+            )
+            runs["cpu_requests"][protocol].append(
+                (cpu_s(broker.proc.pid) - before) / megabytes * 100
+            )
+            delete(broker, [topics[(k, protocol, r)] for k in kinds])
             print(f"round {r + 1}/{args.rounds} {protocol}: produce "
-                  f"{produced[protocol][-1]:.1f} MB/s, consume {consumed[protocol][-1]:.1f} MB/s",
+                  f"{runs['produce'][protocol][-1]:.1f} MB/s, consume "
+                  f"{runs['consume'][protocol][-1]:.1f} MB/s, produce whole requests "
+                  f"{runs['produce_requests'][protocol][-1]:.1f} MB/s",
                   file=sys.stderr, flush=True)  # fmt: skip
     figures = {}
-    for name, runs in (("produce", produced), ("consume", consumed)):
-        plain, secured = runs["PLAINTEXT"], runs["SASL_SSL"]
+    for name in ("produce", "consume", "produce_requests"):
+        plain, secured = runs[name]["PLAINTEXT"], runs[name]["SASL_SSL"]
         figures[f"{name}_plaintext_mb_s"] = statistics.median(plain)
         figures[f"{name}_sasl_ssl_mb_s"] = statistics.median(secured)
         # each round's SASL_SSL run against the PLAINTEXT run just before it
@@ -319,7 +441,10 @@ def run(broker: Node, ca: str, args: argparse.Namespace) -> dict[str, float]:
         )
     for protocol in protocols:
         figures[f"produce_broker_cpu_s_per_100mb_{protocol.lower()}"] = statistics.median(
-            cpu[protocol]
+            runs["cpu"][protocol]
+        )
+        figures[f"produce_requests_broker_cpu_s_per_100mb_{protocol.lower()}"] = statistics.median(
+            runs["cpu_requests"][protocol]
         )
     figures |= handshakes(broker, ca, args.seconds, args.concurrency)
     figures |= logins(broker, args.seconds, args.concurrency)
