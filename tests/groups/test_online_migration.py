@@ -37,12 +37,15 @@ from rackwise.groups.consumer_protocol import (
     encode_assignment,
 )
 from rackwise.groups.consumer_records import (
+    CURRENT_ASSIGNMENT_KEY,
+    GROUP_EPOCH_KEY,
     ClassicMeta,
     CurrentAssignment,
     GroupEpoch,
     MemberMetadata,
     TargetMember,
     TargetMetadata,
+    Tombstone,
     decode,
     encode,
     encode_tombstone,
@@ -338,6 +341,59 @@ def test_the_last_consumer_protocol_member_leaving_makes_a_classic_group() -> No
     adopted = shard.adopt(classic, 0)
     assert classic.state == PREPARING_REBALANCE
     assert {t.key for t in adopted.timers} >= {("heartbeat", "g", "a"), ("heartbeat", "g", "b")}
+
+
+def static_consumer_join(groups: ConsumerGroups, member: str, instance: str) -> None:
+    request = Heartbeat(
+        "g", member, 0, instance_id=instance, rebalance_timeout_ms=5000, topic_names=("t",),
+        owned=(),
+    )  # fmt: skip
+    out = groups.heartbeat(request, 0, VIEW)
+    assert out.answer is not None and out.answer.error_code == NONE
+
+
+def test_a_static_classic_member_replacing_the_last_consumer_protocol_member_downgrades() -> None:
+    groups = upgraded()
+    static_consumer_join(groups, "n", "i")
+    target = dict(group_of(groups).target("n"))
+    answer, out = consumer_classic.join(groups, join_request("", instance_id="i"), 0, VIEW)
+    assert answer["error_code"] == NONE
+    joined = answer["member_id"]
+    assert joined not in ("", "n")
+    assert "g" not in groups.groups  # Kafka's convertToClassicGroup, in the same write
+    classic = out.downgraded
+    assert classic is not None and classic.state == STABLE and not out.rebalance
+    assert set(classic.members) == {"a", "b", joined}
+    assert classic.members[joined].instance_id == "i"
+    # the joining member holds what the member it replaced was given
+    assignment = decode_assignment(classic.members[joined].assignment)
+    assert assignment == ({"t": tuple(sorted(target[T]))} if target.get(T) else {})
+    stored = decode_metadata(out.records[-1][1] or b"")
+    assert {m.member_id for m in stored.members} == {"a", "b", joined}
+    # createGroupTombstoneRecordsWithReplacedMember: the joining member's records go with the
+    # group's (the replaced one's went when it was replaced), the group's epoch last
+    keys = [key for key, value in out.records if value is None]
+    current = {m: encode_tombstone(Tombstone(CURRENT_ASSIGNMENT_KEY, "g", m)) for m in "abn"}
+    current[joined] = encode_tombstone(Tombstone(CURRENT_ASSIGNMENT_KEY, "g", joined))
+    assert {m: keys.count(k) for m, k in current.items()} == {"a": 1, "b": 1, "n": 1, joined: 1}
+    assert keys[-1] == encode_tombstone(Tombstone(GROUP_EPOCH_KEY, "g"))
+    # the classic groups take it over Stable: sessions run, nobody is told to rejoin
+    shard = ClassicGroups(0, 100)
+    adopted = shard.adopt(classic, 0, rebalance=out.rebalance)
+    assert classic.state == STABLE
+    assert {t.key for t in adopted.timers} >= {("heartbeat", "g", joined)}
+
+
+def test_a_replacement_keeps_the_consumer_group_while_another_uses_its_protocol() -> None:
+    groups = upgraded()
+    static_consumer_join(groups, "n", "i")
+    consumer_join(groups, "m")
+    _, out = consumer_classic.join(groups, join_request("", instance_id="i"), 0, VIEW)
+    assert out.downgraded is None and "m" in group_of(groups).members
+    kept = upgraded(ConsumerGroupConfig(migration_policy="upgrade"))
+    static_consumer_join(kept, "n", "i")
+    _, out = consumer_classic.join(kept, join_request("", instance_id="i"), 0, VIEW)
+    assert out.downgraded is None and "n" not in group_of(kept).members
 
 
 @pytest.mark.parametrize("policy", ["upgrade", "disabled"])

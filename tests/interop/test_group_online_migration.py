@@ -5,7 +5,8 @@ JoinGroup, SyncGroup and Heartbeat from its target assignment); one classic memb
 the consumer-protocol member leaves and the group becomes a classic group again, the last
 classic member taking every partition. Throughout, no committed offset goes back, every
 record produced is read, and no partition is owned by two clients at once as their rebalance
-callbacks report it."""
+callbacks report it. And a static classic member taking the place of the last
+consumer-protocol member makes a classic group at once."""
 
 from __future__ import annotations
 
@@ -51,10 +52,18 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         self.owners.set(self.name, mine | {tp.partition for tp in assigned})
 
 
-def _classic(cluster: Cluster, group: str, topic: str, owners: Owners, name: str) -> KafkaConsumer:
+def _classic(
+    cluster: Cluster,
+    group: str,
+    topic: str,
+    owners: Owners,
+    name: str,
+    instance_id: str | None = None,
+) -> KafkaConsumer:
     consumer = KafkaConsumer(
         bootstrap_servers=cluster.bootstrap,
         group_id=group,
+        group_instance_id=instance_id,
         client_id=name,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
@@ -66,16 +75,19 @@ def _classic(cluster: Cluster, group: str, topic: str, owners: Owners, name: str
     return consumer
 
 
-def _consumer_protocol(cluster: Cluster, group: str, topic: str, owners: Owners) -> Consumer:
-    consumer = Consumer(
-        {
-            "bootstrap.servers": cluster.bootstrap,
-            "group.id": group,
-            "group.protocol": "consumer",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
+def _consumer_protocol(
+    cluster: Cluster, group: str, topic: str, owners: Owners, instance_id: str | None = None
+) -> Consumer:
+    settings = {
+        "bootstrap.servers": cluster.bootstrap,
+        "group.id": group,
+        "group.protocol": "consumer",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+    if instance_id is not None:
+        settings["group.instance.id"] = instance_id
+    consumer = Consumer(settings)
 
     def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
         owners.set("new", owners.owned.get("new", set()) | {tp.partition for tp in partitions})
@@ -204,3 +216,45 @@ def test_a_classic_group_migrates_online_and_back_without_losing_offsets(
             clients.new.close()
     assert owners.overlaps == []
     assert sum(history[-1].values()) == len(produced)  # every record committed, none lost
+
+
+def test_a_static_classic_member_replacing_the_last_consumer_protocol_member_downgrades(
+    cluster: Cluster,
+) -> None:
+    """Kafka's ``validateOnlineDowngradeWithReplacedMember``: the librdkafka member with
+    ``group.instance.id`` ``s`` stops (a static member's leave keeps its place), and a
+    kafka-python member joining with the same instance id takes its place: the group is a
+    classic one at once, and the two classic members read on from the committed offsets."""
+    topic = create_topic(cluster.bootstrap, "replaced", PARTITIONS, 3)
+    group = f"replaced-{uuid.uuid4().hex[:6]}"
+    owners, clients = Owners(), Group()
+    values = [f"r{i}".encode() for i in range(16)]
+    try:
+        clients.classic["a"] = _classic(cluster, group, topic, owners, "a")
+        clients.until(lambda: len(owners.owned.get("a", ())) == PARTITIONS, "a owns everything")
+        clients.new = _consumer_protocol(cluster, group, topic, owners, instance_id="s")
+        clients.until(lambda: bool(owners.owned.get("new")), "the static member gets partitions")
+        assert _group_type(cluster, group) == "consumer"
+        produce_spread(cluster.bootstrap, topic, values, PARTITIONS)
+        clients.until(lambda: set(values) <= set(clients.read), "both read the records")
+        clients.commit()
+        clients.new.close()  # a static member's leave: its place is kept for its session
+        clients.new = None
+        owners.set("new", set())
+        clients.classic["s"] = _classic(cluster, group, topic, owners, "s", instance_id="s")
+        clients.until(lambda: _group_type(cluster, group) == "classic", "a classic group", 30)
+        more = [f"m{i}".encode() for i in range(16)]
+        produce_spread(cluster.bootstrap, topic, more, PARTITIONS)
+        clients.until(lambda: set(more) <= set(clients.read), "the classic members read on")
+        clients.until(
+            lambda: len(owners.owned.get("a", set()) | owners.owned.get("s", set())) == PARTITIONS,
+            "a and s own every partition",
+        )
+        clients.commit()
+    finally:
+        for consumer in clients.classic.values():
+            consumer.close()
+        if clients.new is not None:
+            clients.new.close()
+    assert owners.overlaps == []
+    assert sum(_offsets(cluster, group, topic).values()) == len(values) + len(more)

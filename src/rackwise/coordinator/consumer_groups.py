@@ -105,7 +105,7 @@ class ConsumerGroupDriver:
         image: Callable[[], MetadataImage],
         append: Append,
         drop: Callable[[int], None],
-        adopt: Callable[[int, GroupOffsets, ClassicGroup], None],
+        adopt: Callable[[int, GroupOffsets, ClassicGroup, bool], None],
     ) -> None:
         self.config = config
         self._image = image
@@ -164,7 +164,7 @@ class ConsumerGroupDriver:
             LOG.info(
                 "group %s: the consumer group becomes a classic group", out.downgraded.group_id
             )
-            self._adopt(index, state, out.downgraded)
+            self._adopt(index, state, out.downgraded, out.rebalance)
         if not out.records:
             return NONE
         return await self._append(index, out.records, state)

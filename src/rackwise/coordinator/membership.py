@@ -126,10 +126,13 @@ class GroupMembership:
         partition = self._partition(index, offsets)
         self._run(partition, partition.groups.release(group_id))
 
-    def adopt(self, index: int, offsets: GroupOffsets, group: ClassicGroup) -> None:
-        """A consumer group became the classic group ``group``, now served here."""
+    def adopt(
+        self, index: int, offsets: GroupOffsets, group: ClassicGroup, rebalance: bool = True
+    ) -> None:
+        """A consumer group became the classic group ``group``, now served here (a rebalance
+        prepared unless ``rebalance`` is False)."""
         partition = self._partition(index, offsets)
-        self._run(partition, partition.groups.adopt(group, self._clock()))
+        self._run(partition, partition.groups.adopt(group, self._clock(), rebalance))
 
     def _partition(self, index: int, offsets: GroupOffsets) -> _Partition:
         partition = self._partitions.get(index)

@@ -167,16 +167,18 @@ class ClassicGroups:
             member.join_waiter = member.sync_waiter = None
         return out
 
-    def adopt(self, group: ClassicGroup, now_ms: int) -> ClassicOutcome:
+    def adopt(self, group: ClassicGroup, now_ms: int, rebalance: bool = True) -> ClassicOutcome:
         """A consumer group became ``group`` (Kafka's ``convertToClassicGroup``, its record
-        written): each member's session runs and a rebalance is prepared."""
+        written): each member's session runs and, after a member left (``rebalance``), a
+        rebalance is prepared."""
         self.groups[group.group_id] = group
         effects: list[Effect] = [
             self._rebalancer.session(group, m.member_id, m.session_timeout_ms)
             for m in group.members.values()
         ]
-        why = f"Downgrade group {group.group_id} from consumer to classic."
-        effects += self._rebalancer.prepare_rebalance(group, why, now_ms)
+        if rebalance:
+            why = f"Downgrade group {group.group_id} from consumer to classic."
+            effects += self._rebalancer.prepare_rebalance(group, why, now_ms)
         return self._carry(group, effects, ClassicOutcome())
 
     # ---- the requests -------------------------------------------------------------------------

@@ -29,6 +29,9 @@ Constraints
       SyncGroup within its rebalance timeout of its JoinGroup's answer, and a JoinGroup within
       its rebalance timeout of the first Heartbeat that told it to rejoin; past one it is
       fenced, its partitions free for the others.
+    * A static member's JoinGroup that replaces the group's last consumer-protocol member
+      makes it a classic group, Stable, the joining member in it
+      (:func:`rackwise.groups.online_migration.downgrade_replaced`).
     * A LeaveGroup removes the members and bumps the group epoch once; the group stays a
       consumer group (Kafka downgrades only when a consumer-protocol member leaves).
 """
@@ -130,8 +133,9 @@ def _join_member(groups: ConsumerGroups, group: ConsumerGroup, request: JoinRequ
 
 def _existing(
     groups: ConsumerGroups, group: ConsumerGroup, request: JoinRequest, member_id: str
-) -> ConsumerMember:
-    """The member joining: known, a static member's replacement, or new."""
+) -> tuple[ConsumerMember, ConsumerMember | None]:
+    """The member joining (known, a static member's replacement, or new) and the static
+    member it replaced, if any."""
     if request.instance_id is not None:
         static = group.static_member(request.instance_id)
         if static is not None and static.member_id != member_id:
@@ -141,8 +145,8 @@ def _existing(
                     f"Static member {member_id} with instance id {request.instance_id} was "
                     f"fenced by member {static.member_id}.",
                 )
-            return groups._replace_static(group, static, member_id)
-    return group.members.get(member_id) or ConsumerMember(member_id)
+            return groups._replace_static(group, static, member_id), static
+    return group.members.get(member_id) or ConsumerMember(member_id), None
 
 
 def _join(
@@ -158,7 +162,7 @@ def _join(
         raise GroupError(
             INCONSISTENT_GROUP_PROTOCOL, "Malformed embedded consumer protocol."
         ) from None
-    member = _existing(groups, group, request, member_id)
+    member, replaced = _existing(groups, group, request, member_id)
     group = groups.groups.get(group.group_id, group)
     is_new = member.member_id not in group.members
     updated = replace(
@@ -194,6 +198,8 @@ def _join(
     groups._timer(CLASSIC_JOIN, group.group_id, member_id, None)
     deadline = now_ms + request.rebalance_timeout_ms
     groups._timer(CLASSIC_SYNC, group.group_id, member_id, deadline)
+    if replaced is not None:  # the last consumer-protocol member replaced: a classic group
+        groups._downgrade_replaced(groups.groups[group.group_id], replaced, view)
     return join_answer(
         NONE,
         member_id,

@@ -104,7 +104,11 @@ from rackwise.groups.consumer_types import (
 )
 from rackwise.groups.group_metadata import encode_metadata
 from rackwise.groups.offsets import encode_group_key
-from rackwise.groups.online_migration import consumer_records_of, downgrade
+from rackwise.groups.online_migration import (
+    consumer_records_of,
+    downgrade,
+    downgrade_replaced,
+)
 
 KeyValue = tuple[bytes, bytes | None]
 
@@ -118,8 +122,10 @@ class Outcome:
     """Targets to compute away from the loop; each result goes to ``ConsumerGroups.assigned``."""
     downgraded: ClassicGroup | None = None
     """The classic group that replaces a consumer group whose last consumer-protocol member
-    left (its ``GroupMetadataValue`` is among ``records``); the driver hands it to the
-    classic groups once the records are written."""
+    left or was replaced (its ``GroupMetadataValue`` is among ``records``); the driver hands
+    it to the classic groups once the records are written."""
+    rebalance: bool = True
+    """Whether ``downgraded`` prepares a rebalance (not after a replacement, as Kafka's)."""
 
 
 @dataclass(slots=True)
@@ -466,7 +472,23 @@ class ConsumerGroups:
     def _downgrade(self, group: ConsumerGroup, leaving: str, view: TopicsView) -> bool:
         """Whether fencing ``leaving`` made the group a classic one (Kafka's
         ``convertToClassicGroup``, :func:`rackwise.groups.online_migration.downgrade`)."""
-        found = downgrade(group, leaving, view, self._now_ms, self.config)
+        return self._convert(group, downgrade(group, leaving, view, self._now_ms, self.config))
+
+    def _downgrade_replaced(
+        self, group: ConsumerGroup, replaced: ConsumerMember, view: TopicsView
+    ) -> bool:
+        """Whether a static member's classic JoinGroup, in the place of ``replaced``, made the
+        group a classic one, Stable
+        (:func:`rackwise.groups.online_migration.downgrade_replaced`)."""
+        found = downgrade_replaced(group, replaced, view, self._now_ms, self.config)
+        if not self._convert(group, found):
+            return False
+        self._out.rebalance = False
+        return True
+
+    def _convert(
+        self, group: ConsumerGroup, found: tuple[list[Tombstone], ClassicGroup] | None
+    ) -> bool:
         if found is None:
             return False
         for member_id in group.members:

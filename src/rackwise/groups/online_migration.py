@@ -17,7 +17,9 @@ Constraints
       converts whatever the policy (:mod:`rackwise.groups.migration`).
     * Upgrade only a group of protocol type ``consumer`` of at most
       ``group.consumer.max.size`` members; downgrade only when every member left uses the
-      classic protocol, at least one is left and at most ``group.max.size``.
+      classic protocol, at least one is left and at most ``group.max.size``; or when a static
+      member's classic JoinGroup replaces the last member of the consumer protocol
+      (``validateOnlineDowngradeWithReplacedMember``), the joining member then in the group.
     * The consumer group made from a classic group has its generation as group epoch and
       target epoch; each member is Stable at that epoch with the partitions of its last
       assignment as both its target and its assignment (topics no longer in the image
@@ -29,7 +31,8 @@ Constraints
       type ``consumer``, its protocol chosen by the members' votes, each member's assignment
       its target written in the version of its subscription; its ``GroupMetadataValue`` is
       written with the consumer group's tombstones (Kafka's ``createGroupTombstoneRecords``)
-      and a rebalance is prepared, so the members rejoin.
+      and, after a member left, a rebalance is prepared, so the members rejoin (after a
+      replacement the group stays Stable, as Kafka's, the joining member synced next).
 
 Worked example
     Classic group ``billing`` at generation 4, members ``a`` (``t-0``, ``t-1``) and ``b``
@@ -47,6 +50,7 @@ from typing import Final
 from rackwise.groups.classic import CONSUMER_PROTOCOL_TYPE, STABLE, ClassicGroup, Member
 from rackwise.groups.consumer_group import ConsumerGroup
 from rackwise.groups.consumer_member import STABLE as MEMBER_STABLE
+from rackwise.groups.consumer_member import ConsumerMember
 from rackwise.groups.consumer_protocol import (
     decode_assignment,
     decode_subscription,
@@ -177,6 +181,21 @@ def can_downgrade(group: ConsumerGroup, leaving: str, policy: str, classic_max_s
     )
 
 
+def can_downgrade_replaced(
+    group: ConsumerGroup, replaced: ConsumerMember, policy: str, classic_max_size: int
+) -> bool:
+    """Kafka's ``validateOnlineDowngradeWithReplacedMember``, ``group`` holding the joining
+    static member in the place of ``replaced``: ``replaced`` used the consumer protocol, every
+    member now uses the classic one, the policy allows it and the classic group would not be
+    too large."""
+    return (
+        replaced.classic is None
+        and all(m.classic is not None for m in group.members.values())
+        and downgrade_enabled(policy)
+        and len(group.members) <= classic_max_size
+    )
+
+
 def tombstones(group: ConsumerGroup) -> list[Tombstone]:
     """Kafka's ``ConsumerGroup.createGroupTombstoneRecords``, in its order."""
     g, members = group.group_id, list(group.members)
@@ -191,7 +210,7 @@ def tombstones(group: ConsumerGroup) -> list[Tombstone]:
 
 
 def classic_group_of(
-    group: ConsumerGroup, leaving: str, view: TopicsView, now_ms: int
+    group: ConsumerGroup, leaving: str | None, view: TopicsView, now_ms: int
 ) -> ClassicGroup:
     """The classic group of ``group``'s members but ``leaving`` (module docstring)."""
     names = {t.topic_id: t.name for t in view.topics.values()}
@@ -227,6 +246,28 @@ def downgrade(
     ``leaving`` is fenced, or None when it stays a consumer group (module docstring)."""
     if not can_downgrade(group, leaving, config.migration_policy, config.classic_max_size):
         return None
+    return _converted(group, leaving, view, now_ms)
+
+
+def downgrade_replaced(
+    group: ConsumerGroup,
+    replaced: ConsumerMember,
+    view: TopicsView,
+    now_ms: int,
+    config: ConsumerGroupConfig,
+) -> tuple[list[Tombstone], ClassicGroup] | None:
+    """As :func:`downgrade`, once a static member's classic JoinGroup has taken the place of
+    ``replaced`` in ``group`` (Kafka's ``createGroupTombstoneRecordsWithReplacedMember``: the
+    tombstones name the joining member)."""
+    policy, size = config.migration_policy, config.classic_max_size
+    if not can_downgrade_replaced(group, replaced, policy, size):
+        return None
+    return _converted(group, None, view, now_ms)
+
+
+def _converted(
+    group: ConsumerGroup, leaving: str | None, view: TopicsView, now_ms: int
+) -> tuple[list[Tombstone], ClassicGroup] | None:
     try:
         classic = classic_group_of(group, leaving, view, now_ms)
     except (ValueError, OffsetsFormatError):
