@@ -4,7 +4,10 @@ the same run.
 One controller and one broker (real processes on 127.0.0.1) whose broker has four listeners:
 PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (SCRAM-SHA-512 and PLAIN; the key store a PKCS12
 one from the cluster's own CA, ECDSA P-256). ``bench`` is given a SCRAM-SHA-512 credential of
-4096 iterations (Kafka's default) through AlterUserScramCredentials.
+4096 iterations (Kafka's default) through AlterUserScramCredentials. Each round's topics are
+deleted once it is over (``log.segment.delete.delay.ms=0``), after an untimed warm-up of the
+same size, so that every run writes into page-cache pages the one before gave back rather
+than into pages the machine has not touched lately, which cost several times as much.
 
 Figures
   produce         MB/s of ``--records`` 1 KiB records from one confluent-kafka producer
