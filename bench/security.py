@@ -207,11 +207,9 @@ def delete(broker: Node, topics: list[str]) -> None:
         time.sleep(0.05)
 
 
-def produce_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
-    producer = Producer({**settings, "acks": "1", "linger.ms": 5, "batch.size": 262_144})
-    producer.produce(topic, RECORD)  # connected and logged in before the clock starts
-    producer.flush(30)
-    began = time.perf_counter()
+def produce_all(producer: Producer, topic: str, records: int) -> None:
+    """``records`` 1 KiB records through ``producer``, waiting while its queue is full, all
+    delivered."""
     for _ in range(records):
         while True:
             try:
@@ -221,6 +219,14 @@ def produce_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
                 producer.poll(0.01)
     if producer.flush(120) != 0:
         raise SystemExit("records left unsent")
+
+
+def produce_mb_s(settings: dict[str, Any], topic: str, records: int) -> float:
+    producer = Producer({**settings, "acks": "1", "linger.ms": 5, "batch.size": 262_144})
+    producer.produce(topic, RECORD)  # connected and logged in before the clock starts
+    producer.flush(30)
+    began = time.perf_counter()
+    produce_all(producer, topic, records)
     return records * len(RECORD) / (time.perf_counter() - began) / 1e6
 
 

@@ -39,7 +39,7 @@ from kafka import KafkaProducer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from security import RECORD, Node, prepare, start
+from security import RECORD, Node, prepare, produce_all, start
 
 APPLICATION_DATA: Final = 23
 HEADER: Final = 5
@@ -150,15 +150,7 @@ def librdkafka(address: str, ca: str, records: int) -> None:
             "batch.size": 262_144,
         }
     )
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce(TOPIC, RECORD)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    if producer.flush(120) != 0:
-        raise SystemExit("librdkafka: records left unsent")
+    produce_all(producer, TOPIC, records)
 
 
 def kafka_python(address: str, ca: str, records: int) -> None:

@@ -122,6 +122,12 @@ class Group:
             assert time.monotonic() < deadline, what
             self.poll()
 
+    def close(self) -> None:
+        for consumer in self.classic.values():
+            consumer.close()
+        if self.new is not None:
+            self.new.close()
+
     def commit(self) -> None:
         """Every client commits what it read, retried while the group rebalances."""
         for consumer in self.classic.values():
@@ -210,10 +216,7 @@ def test_a_classic_group_migrates_online_and_back_without_losing_offsets(
         clients.until(all_read, "a reads the fourth records")
         checkpoint()
     finally:
-        for consumer in clients.classic.values():
-            consumer.close()
-        if clients.new is not None:
-            clients.new.close()
+        clients.close()
     assert owners.overlaps == []
     assert sum(history[-1].values()) == len(produced)  # every record committed, none lost
 
@@ -252,9 +255,6 @@ def test_a_static_classic_member_replacing_the_last_consumer_protocol_member_dow
         )
         clients.commit()
     finally:
-        for consumer in clients.classic.values():
-            consumer.close()
-        if clients.new is not None:
-            clients.new.close()
+        clients.close()
     assert owners.overlaps == []
     assert sum(_offsets(cluster, group, topic).values()) == len(values) + len(more)

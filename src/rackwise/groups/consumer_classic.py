@@ -80,6 +80,7 @@ from rackwise.groups.consumer_types import (
     TopicsView,
 )
 from rackwise.groups.offsets import OffsetsFormatError
+from rackwise.groups.online_migration import downgrade_replaced
 
 
 def supports_protocols(group: ConsumerGroup, protocol_type: str, names: list[str]) -> bool:
@@ -199,7 +200,9 @@ def _join(
     deadline = now_ms + request.rebalance_timeout_ms
     groups._timer(CLASSIC_SYNC, group.group_id, member_id, deadline)
     if replaced is not None:  # the last consumer-protocol member replaced: a classic group
-        groups._downgrade_replaced(groups.groups[group.group_id], replaced, view)
+        group = groups.groups[group.group_id]
+        found = downgrade_replaced(group, replaced, view, now_ms, groups.config)
+        groups._to_classic(group, found, rebalance=False)
     return join_answer(
         NONE,
         member_id,

@@ -104,11 +104,7 @@ from rackwise.groups.consumer_types import (
 )
 from rackwise.groups.group_metadata import encode_metadata
 from rackwise.groups.offsets import encode_group_key
-from rackwise.groups.online_migration import (
-    consumer_records_of,
-    downgrade,
-    downgrade_replaced,
-)
+from rackwise.groups.online_migration import consumer_records_of, downgrade
 
 KeyValue = tuple[bytes, bytes | None]
 
@@ -461,7 +457,7 @@ class ConsumerGroups:
         for kind in MEMBER_TIMERS:
             self._timer(kind, group.group_id, member_id, None)
         self._rejoining.discard((group.group_id, member_id))
-        if self._downgrade(group, member_id, view):
+        if self._to_classic(group, downgrade(group, member_id, view, self._now_ms, self.config)):
             return
         self._remove(group, member_id)
         metadata = subscription_metadata(subscribed_topics(group.members.values(), view), view)
@@ -469,28 +465,19 @@ class ConsumerGroups:
             self._emit(PartitionMetadata(group.group_id, metadata))
         self._emit(GroupEpoch(group.group_id, group.epoch + 1))
 
-    def _downgrade(self, group: ConsumerGroup, leaving: str, view: TopicsView) -> bool:
-        """Whether fencing ``leaving`` made the group a classic one (Kafka's
-        ``convertToClassicGroup``, :func:`rackwise.groups.online_migration.downgrade`)."""
-        return self._convert(group, downgrade(group, leaving, view, self._now_ms, self.config))
-
-    def _downgrade_replaced(
-        self, group: ConsumerGroup, replaced: ConsumerMember, view: TopicsView
+    def _to_classic(
+        self,
+        group: ConsumerGroup,
+        found: tuple[list[Tombstone], ClassicGroup] | None,
+        *,
+        rebalance: bool = True,
     ) -> bool:
-        """Whether a static member's classic JoinGroup, in the place of ``replaced``, made the
-        group a classic one, Stable
-        (:func:`rackwise.groups.online_migration.downgrade_replaced`)."""
-        found = downgrade_replaced(group, replaced, view, self._now_ms, self.config)
-        if not self._convert(group, found):
-            return False
-        self._out.rebalance = False
-        return True
-
-    def _convert(
-        self, group: ConsumerGroup, found: tuple[list[Tombstone], ClassicGroup] | None
-    ) -> bool:
+        """Whether ``found`` (:func:`~rackwise.groups.online_migration.downgrade` or
+        ``downgrade_replaced``) made the group a classic one (Kafka's
+        ``convertToClassicGroup``), preparing a rebalance unless a member was replaced."""
         if found is None:
             return False
+        self._out.rebalance = rebalance
         for member_id in group.members:
             for kind in MEMBER_TIMERS:
                 self._timer(kind, group.group_id, member_id, None)
