@@ -285,6 +285,13 @@ def test_figures_match_the_traffic_the_test_made(cluster: Cluster) -> None:
     assert total(controllers, "kafka_controller_kafkacontroller_activecontrollercount") == 1
     assert total(controllers, "kafka_controller_kafkacontroller_offlinepartitionscount") == 0
     assert total(controllers, "kafka_controller_kafkacontroller_activebrokercount") == 4
+    # Every connection to a PLAINTEXT listener is an authentication: the brokers' to the
+    # controllers, the clients' and followers' to the brokers; none fails, none renews.
+    authenticated = "kafka_server_socket_server_metrics_successful_authentication_total"
+    assert every(controllers, authenticated) >= 4
+    assert all(every([s], authenticated) >= 1 for s in scrapes)
+    for name in ("failed_authentication_total", "successful_reauthentication_total"):
+        assert every(scrapes + controllers, f"kafka_server_socket_server_metrics_{name}") == 0
 
 
 def test_every_listed_family_is_exported(cluster: Cluster) -> None:

@@ -133,7 +133,7 @@ def test_refused_logins_get_kafkas_errors(login: SaslLogin, code: int, message: 
     sasl, error = run(scenario())
     assert error.code == code
     assert message in error.server_message
-    assert sasl.failures == 1
+    assert sasl.failures == 1 and sasl.successes == 0
 
 
 def test_a_request_before_the_handshake_closes_the_connection() -> None:
@@ -193,7 +193,7 @@ def test_sasl_apis_after_login_and_on_a_plaintext_listener_are_illegal() -> None
 
 
 def test_reauthentication_keeps_the_principal_and_an_expired_session_closes() -> None:
-    async def scenario() -> tuple[int, str, bool]:
+    async def scenario() -> tuple[int, str, bool, tuple[int, int, int]]:
         async with sasl_server(max_reauth_ms=300) as server:
             login = SaslLogin("SCRAM-SHA-512", "alice", "alice-secret")
             set_login(login)
@@ -216,9 +216,11 @@ def test_reauthentication_keeps_the_principal_and_an_expired_session_closes() ->
                 except DisconnectException:
                     closed = True
             assert int(handshake.error_code) == 0
-            return lifetime, name, closed
+            return lifetime, name, closed, server.authentications
 
-    assert run(scenario()) == (300, "User:alice", True)
+    # The connection's login counts as an authentication, the renewal on it as a
+    # re-authentication.
+    assert run(scenario()) == (300, "User:alice", True, (1, 0, 1))
 
 
 def test_logins_are_set_per_address_or_for_all() -> None:

@@ -5,6 +5,7 @@ peers, and a handshake that stalls holding nothing but its socket."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import ssl
 import time
@@ -173,6 +174,38 @@ def test_a_client_certificate_that_is_missing_or_untrusted_is_refused(
             return server.failed_handshakes
 
     assert run(scenario()) == 1
+
+
+def test_refusals_are_all_counted_and_logged_once_per_reason_and_interval(
+    stores: Stores, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Six refused certificates, then a plain-TCP peer, then two accepted clients: every one
+    counted; one log line for the certificate refusals and one for the protocol error."""
+    caplog.set_level(logging.INFO, logger="rackwise.net")
+
+    async def scenario() -> tuple[int, int, int]:
+        listener = security(stores, "required")
+        async with await start_server(handler, Listener.BROKER, security=listener) as server:
+            stranger = client_context(ssl_settings(client_settings(stores, stores.stranger)))
+            for _ in range(6):
+                with pytest.raises(DisconnectException):
+                    async with await KafkaConnection.connect(
+                        "127.0.0.1", server.port, tls=stranger
+                    ) as conn:
+                        await conn.negotiate_versions(timeout_s=5)
+            with pytest.raises(DisconnectException):  # no TLS at all: WRONG_VERSION_NUMBER
+                async with await KafkaConnection.connect("127.0.0.1", server.port) as conn:
+                    await conn.negotiate_versions(timeout_s=5)
+            good = client_context(ssl_settings(client_settings(stores, stores.client)))
+            for _ in range(2):
+                await principal_seen(server.port, good)
+            return server.authentications
+
+    assert run(scenario()) == (2, 7, 0)
+    lines = [r.getMessage() for r in caplog.records if "Failed authentication" in r.getMessage()]
+    assert len(lines) == 2, lines
+    assert "certificate verify failed" in lines[0] and "more failed" not in lines[0]
+    assert "WRONG_VERSION_NUMBER" in lines[1]
 
 
 def test_a_client_that_does_not_trust_the_server_is_refused(stores: Stores) -> None:

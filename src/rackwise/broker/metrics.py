@@ -27,7 +27,7 @@ Worked example
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final
 
 from prometheus_client.core import Metric
@@ -36,12 +36,14 @@ from rackwise.broker.data_apis import DataApis
 from rackwise.broker.isr import IsrManager
 from rackwise.broker.traffic import Traffic, top_domain
 from rackwise.image import MetadataImage
+from rackwise.net import KafkaServer
 from rackwise.node.config import NodeConfig
 from rackwise.node.metrics import (
     COUNTER,
     GAUGE,
     MetricsServer,
     RequestMetrics,
+    authentication_collector,
     chain,
     labelled,
     metrics_address,
@@ -245,7 +247,11 @@ def _setting(configs: Mapping[str, str], defaults: Mapping[str, str], key: str) 
 
 
 def serve_broker_metrics(
-    config: NodeConfig, data_apis: DataApis, isr: IsrManager, requests: RequestMetrics
+    config: NodeConfig,
+    data_apis: DataApis,
+    isr: IsrManager,
+    requests: RequestMetrics,
+    servers: Callable[[], Iterable[KafkaServer]],
 ) -> MetricsServer | None:
     """Serve a broker's metrics if ``metrics.http.port`` is set (None otherwise)."""
     properties = config.properties
@@ -262,7 +268,8 @@ def serve_broker_metrics(
         data_apis.bytes_served.copy,
         isr,
     )
-    return serve_metrics(properties, chain(requests.collect, collector.collect))
+    authentications = authentication_collector(servers)
+    return serve_metrics(properties, chain(requests.collect, authentications, collector.collect))
 
 
 async def report_bytes_out(data_apis: DataApis) -> None:

@@ -269,7 +269,9 @@ class Broker:
         ]
         self.data.start()
         self._tasks.append(asyncio.create_task(report_bytes_out(self.data_apis), name="bytes-out"))
-        self.metrics = serve_broker_metrics(self.config, self.data_apis, self.isr, self.requests)
+        self.metrics = serve_broker_metrics(
+            self.config, self.data_apis, self.isr, self.requests, lambda: self.servers
+        )
         LOG.info(
             "broker %d (incarnation %s) listening on %s",
             self.node_id,

@@ -29,7 +29,7 @@ from typing import Final
 from rackwise.controller_node.metrics import controller_collector
 from rackwise.controller_node.node import ControllerNode
 from rackwise.node.config import load_node_config
-from rackwise.node.metrics import chain, serve_metrics
+from rackwise.node.metrics import authentication_collector, chain, serve_metrics
 from rackwise.node.process import configure_logging, report_ready, run_until_stopped
 from rackwise.node.properties_file import ConfigException
 
@@ -55,7 +55,13 @@ def run_controller(config_path: str, overrides: Mapping[str, str] | None = None)
             await node.start()
             metrics = serve_metrics(
                 config.properties,
-                chain(node.requests.collect, controller_collector(lambda: node.controller)),
+                chain(
+                    node.requests.collect,
+                    authentication_collector(
+                        lambda: [] if node.server is None else [node.server.server]
+                    ),
+                    controller_collector(lambda: node.controller),
+                ),
             )
             report_ready("controller", config.node_id, [node.endpoint])
             LOG.info("serving on %s", node.endpoint)

@@ -97,6 +97,9 @@ class SaslServerConfig:
     failures: int = 0
     """Failed authentications on this listener since it started."""
     successes: int = 0
+    """Connections authenticated on this listener (their first login, not a renewal)."""
+    reauthentications: int = 0
+    """Sessions renewed within ``connections.max.reauth.ms`` (KIP-368)."""
     _throttle: LogThrottle | None = field(default=None, repr=False)
 
     def server_for(self, mechanism: str) -> SaslServer:
@@ -318,11 +321,14 @@ class SaslGate:
             )
         self.connection.principal = principal
         self._mechanism = server.mechanism
+        assert self.config is not None
+        if self._reauthenticating:
+            self.config.reauthentications += 1
+        else:
+            self.config.successes += 1
         self._reauthenticating = False
         self.state = State.COMPLETE
         self._server = None
-        assert self.config is not None
-        self.config.successes += 1
 
     def _lifetime_ms(self) -> int:
         assert self.config is not None

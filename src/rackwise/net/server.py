@@ -49,9 +49,9 @@ from typing import Final
 
 from rackwise.net.admission import Admission, ClientState, enter_connection
 from rackwise.net.frames import FrameStream
-from rackwise.net.limits import MemoryPool, ServerLimits
+from rackwise.net.limits import LogThrottle, MemoryPool, ServerLimits
 from rackwise.net.pipelining import Handler, RequestPipeline
-from rackwise.net.sasl import SaslServerConfig
+from rackwise.net.sasl import FAILURE_LOG_INTERVAL_S, SaslServerConfig
 from rackwise.net.sockets import listen
 from rackwise.net.tls import ListenerSecurity
 from rackwise.protocol import DEFAULT_MAX_REQUEST_BYTES, Listener
@@ -101,7 +101,12 @@ class KafkaServer:
         )
         self._principals_seen: set[KafkaPrincipal] = set()
         self.failed_handshakes = 0
-        """TLS handshakes that failed or timed out on this listener."""
+        """TLS handshakes refused or timed out on this listener (not those whose peer went
+        away), and TLS peers no principal mapping rule names."""
+        self.transport_authentications = 0
+        """Connections whose transport authenticated them on a listener without SASL: each
+        PLAINTEXT connection, each TLS one with its principal."""
+        self._failure_log: LogThrottle | None = None
         self.sasl = sasl
         self._pipeline = RequestPipeline(
             handler, listener, self.name, self.pool, max_request_bytes, sasl
@@ -202,7 +207,10 @@ class KafkaServer:
         loop = asyncio.get_running_loop()
         tls = self.security.tls
         if tls is None:
-            return (await loop.connect_accepted_socket(FrameStream, sock))[1]
+            plain = (await loop.connect_accepted_socket(FrameStream, sock))[1]
+            if self.sasl is None:
+                self.transport_authentications += 1
+            return plain
         # Bounded by the handshake timeout and by connections.max.idle.ms (the idle sweeper
         # cancels a connection that sends nothing, handshaking or not).
         timeout_s = self.security.handshake_timeout_s
@@ -212,24 +220,25 @@ class KafkaServer:
                 lambda: stream, sock, ssl=tls, ssl_handshake_timeout=timeout_s
             )
         except (OSError, ssl.SSLError, ConnectionError) as e:
-            self.failed_handshakes += 1
             # A peer gone before finishing (a port probe, a client giving up) is no failed
             # authentication; a refused certificate or protocol, or a stall, is.
-            log = LOG.info if isinstance(e, ssl.SSLError | TimeoutError) else LOG.debug
-            log(
-                "%s: Failed authentication with %s (SSL handshake failed: %s)",
-                self.name,
-                client.connection.peer,
-                str(e) or type(e).__name__,
-            )
+            if isinstance(e, ssl.SSLError | TimeoutError):
+                self.failed_handshakes += 1
+                reason = str(e) or type(e).__name__
+                self._log_failure(_failure_kind(e), client, f"SSL handshake failed: {reason}")
+            else:
+                LOG.debug("%s: TLS peer %s gone mid-handshake: %s", self.name,
+                          client.connection.peer, e)  # fmt: skip
             return None
         try:
             client.connection.principal = self.security.principal(transport)
         except ValueError as e:  # no principal mapping rule applies
             self.failed_handshakes += 1
-            LOG.info("%s: Failed authentication with %s (%s)", self.name, client.connection.peer, e)
+            self._log_failure("no principal", client, str(e))
             stream.close()
             return None
+        if self.sasl is None:
+            self.transport_authentications += 1
         principal = client.connection.principal
         if (
             principal not in self._principals_seen
@@ -238,6 +247,48 @@ class KafkaServer:
             self._principals_seen.add(principal)
             LOG.info("%s: %s authenticated as %s", self.name, client.connection.peer, principal)
         return stream
+
+    def _log_failure(self, kind: str, client: ClientState, reason: str) -> None:
+        """One line for a failed TLS authentication, at most one per kind of failure every
+        :data:`~rackwise.net.sasl.FAILURE_LOG_INTERVAL_S`, telling how many went unlogged
+        since the last (a flood of refused handshakes costs the log a line per interval)."""
+        if self._failure_log is None:
+            clock = asyncio.get_running_loop().time
+            self._failure_log = LogThrottle(FAILURE_LOG_INTERVAL_S, clock)
+        unlogged = self._failure_log.due(kind)
+        if unlogged is None:
+            return
+        more = f" ({unlogged} more failed since the last line)" if unlogged else ""
+        LOG.info(
+            "%s: Failed authentication with %s (%s)%s",
+            self.name,
+            client.connection.peer,
+            reason,
+            more,
+        )
+
+    @property
+    def authentications(self) -> tuple[int, int, int]:
+        """``(successful, failed, reauthentications)`` on this listener, as Kafka's
+        ``socket-server-metrics`` count them: a connection is authenticated by its transport
+        (PLAINTEXT; TLS with a principal) or, on a SASL listener, by its SASL login; a failed
+        TLS handshake or SASL login is a failure; a SASL session renewed within its
+        ``connections.max.reauth.ms`` is a re-authentication."""
+        sasl = self.sasl
+        if sasl is None:
+            return self.transport_authentications, self.failed_handshakes, 0
+        return sasl.successes, self.failed_handshakes + sasl.failures, sasl.reauthentications
+
+
+def _failure_kind(error: BaseException) -> str:
+    """What a failed handshake's log line is throttled by: OpenSSL's reason and, for a refused
+    certificate, its verification code (each a short, fixed set: ``CERTIFICATE_VERIFY_FAILED``
+    10 is an expired certificate), or the error's type."""
+    reason = getattr(error, "reason", None)
+    if not isinstance(reason, str):
+        return type(error).__name__
+    code = getattr(error, "verify_code", None)
+    return f"{reason} {code}" if isinstance(code, int) else reason
 
 
 async def start_server(

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 from prometheus_client.core import (
@@ -43,6 +43,9 @@ from prometheus_client.core import (
 from rackwise.node.properties_file import ConfigException, invalid_config
 from rackwise.protocol import ApiKey, Request, api_name
 
+if TYPE_CHECKING:
+    from rackwise.net import KafkaServer
+
 LOG: Final = logging.getLogger("rackwise.node.metrics")
 
 METRICS_HTTP_PORT: Final = "metrics.http.port"
@@ -52,6 +55,7 @@ METRICS_KEYS: Final = frozenset({METRICS_HTTP_PORT, METRICS_HTTP_HOST})
 """The keys both roles accept for their metrics."""
 
 _FETCH: Final = int(ApiKey.FETCH)
+_SOCKET_SERVER: Final = "kafka_server_socket_server_metrics_"
 COUNTER: Final = "counter"
 GAUGE: Final = "gauge"
 SUMMARY: Final = "summary"
@@ -102,6 +106,26 @@ COMMON: Final = specs(
         SUMMARY,
         ("request",),
         "Time from a request's arrival at its handler to its answer, milliseconds.",
+    ),
+    (
+        f"{_SOCKET_SERVER}successful_authentication",
+        COUNTER,
+        ("listener",),
+        "Connections authenticated, by listener: PLAINTEXT ones when accepted, SSL ones at "
+        "their handshake, SASL ones at their first login.",
+    ),
+    (
+        f"{_SOCKET_SERVER}failed_authentication",
+        COUNTER,
+        ("listener",),
+        "Failed authentications, by listener: refused or stalled TLS handshakes, TLS peers no "
+        "principal mapping rule names, failed SASL logins.",
+    ),
+    (
+        f"{_SOCKET_SERVER}successful_reauthentication",
+        COUNTER,
+        ("listener",),
+        "SASL sessions renewed within connections.max.reauth.ms, by listener.",
     ),
 )
 """What every node exports (besides prometheus_client's ``process_*``)."""
@@ -184,6 +208,23 @@ class RequestMetrics:
         for name, (count, total) in sorted(self.time_ms.copy().items()):
             times.add_metric([name], count_value=count, sum_value=total)
         yield times
+
+
+def authentication_collector(
+    servers: Callable[[], Iterable[KafkaServer]],
+) -> Callable[[], Iterator[Metric]]:
+    """The authentication counters of each listener ``servers`` gives at scrape time (Kafka's
+    ``socket-server-metrics``, by listener name)."""
+
+    def collect() -> Iterator[Metric]:
+        counts = [(s.security.listener_name, s.authentications) for s in servers()]
+        names = ("successful_authentication", "failed_authentication",
+                 "successful_reauthentication")  # fmt: skip
+        for i, name in enumerate(names):
+            rows = (((listener,), n[i]) for listener, n in counts)
+            yield labelled(COMMON[f"{_SOCKET_SERVER}{name}"].family(), rows)
+
+    return collect
 
 
 # ---- serving ---------------------------------------------------------------------------------
