@@ -227,8 +227,8 @@ class KafkaServer:
                 reason = str(e) or type(e).__name__
                 self._log_failure(_failure_kind(e), client, f"SSL handshake failed: {reason}")
             else:
-                LOG.debug("%s: TLS peer %s gone mid-handshake: %s", self.name,
-                          client.connection.peer, e)  # fmt: skip
+                peer = client.connection.peer
+                LOG.debug("%s: TLS peer %s gone mid-handshake: %s", self.name, peer, e)
             return None
         try:
             client.connection.principal = self.security.principal(transport)
