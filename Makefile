@@ -28,7 +28,7 @@ lint: install
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=20
 
 bench: install
 	$(BIN)/python bench/placement.py
