@@ -26,7 +26,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from typing import Any
 
 from controller_requests import create_topic, register_brokers
 from rackwise.cluster.local import down, up
+from rackwise.cluster.processes import free_ports
 from rackwise.net import KafkaConnection
 from rackwise.node.process import parse_ready_line
 from rackwise.protocol import ApiKey
@@ -47,16 +47,6 @@ RETRY_S = 0.02
 FIRST_CONTROLLER_ID = 3000
 UNKNOWN_BROKER_ID = 2999
 """A broker id no one registers: a heartbeat of it tells an active controller from another."""
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 class Quorum:

@@ -29,7 +29,6 @@ import itertools
 import json
 import os
 import shutil
-import socket
 import statistics
 import struct
 import subprocess
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rackwise.cluster.processes import free_ports
 from rackwise.node.process import parse_ready_line
 from rackwise.protocol import ApiKey, encode_request, make, request_class
 
@@ -49,13 +49,12 @@ SIZE = struct.Struct(">i")
 READY_TIMEOUT_S = 60
 
 
-# ---- processes ---------------------------------------------------------------------------------
-
-
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    (port,) = free_ports(1)
+    return port
+
+
+# ---- processes ---------------------------------------------------------------------------------
 
 
 class Process:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import ssl
 import statistics
 import sys
@@ -37,6 +36,8 @@ from aiokafka import AIOKafkaProducer
 from confluent_kafka import Producer
 from kafka import KafkaProducer
 
+from rackwise.cluster.processes import free_ports
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from security import RECORD, Node, prepare, produce_all, start
@@ -44,15 +45,6 @@ from security import RECORD, Node, prepare, produce_all, start
 APPLICATION_DATA: Final = 23
 HEADER: Final = 5
 TOPIC: Final = "record-sizes"
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct ports free on 127.0.0.1 a moment ago (bound together, then let go)."""
-    sockets = [socket.create_server(("127.0.0.1", 0)) for _ in range(count)]
-    ports = [int(s.getsockname()[1]) for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 class RecordCounter:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from typing import Any, Final, TypeVar
 
 import pytest
 
+from rackwise.cluster.processes import free_ports
 from rackwise.net import KafkaConnection
 from rackwise.node.process import parse_ready_line
 from rackwise.node.quorum_wire import encode_batches, parse_response, request_for
@@ -139,14 +139,10 @@ class ControllerProcess:
         return conn
 
 
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing is bound to, from :func:`free_ports`."""
+    (port,) = free_ports(1)
+    return port
 
 
 class QuorumProcesses:

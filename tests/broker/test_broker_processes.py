@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,19 +21,13 @@ from rackwise.node.process import parse_ready_line
 from rackwise.node.properties_file import load_properties
 from rackwise.protocol import ApiKey
 from rackwise.records import parse_kafka_uuid
-from tests.processes import ControllerProcess, controller_properties
+from tests.processes import ControllerProcess, controller_properties, free_port
 
 T = TypeVar("T")
 READY_TIMEOUT_S: Final = 60.0
 SESSION_TIMEOUT_MS: Final = 2000
 HEARTBEAT_INTERVAL_MS: Final = 250
 RACKS: Final = {1: "/dc1/r1", 2: "/dc1/r2", 3: "/dc2/r1"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def eventually(probe: Callable[[], T | None], timeout_s: float = 20.0, every_s: float = 0.05) -> T:

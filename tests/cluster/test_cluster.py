@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import signal
+import socket
 import sys
 import time
 import uuid
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rackwise.cluster import processes
 from rackwise.cluster.local import (
     down,
     free_ports,
@@ -143,6 +145,30 @@ def test_write_atomically_replaces_and_leaves_no_temporary(tmp_path: Path) -> No
 def test_free_ports_are_distinct_and_bindable() -> None:
     ports = free_ports(5)
     assert len(set(ports)) == 5 and all(p > 0 for p in ports)
+
+
+def test_free_ports_lie_below_the_ephemeral_range_and_are_not_handed_out_twice() -> None:
+    low = int(processes.EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    picked = free_ports(40) + free_ports(40)
+    assert all(low - processes.LISTEN_PORTS_SPAN <= p < low for p in picked), picked
+    assert len(set(picked)) == 80
+
+
+def test_free_ports_skip_a_bound_port() -> None:
+    (taken,) = free_ports(1)
+    with socket.socket() as holder:
+        # the next port in turn is the one after ``taken``: hold it, and it is passed over
+        holder.bind(("127.0.0.1", taken + 1))
+        assert taken + 1 not in free_ports(3)
+
+
+def test_free_ports_come_from_the_kernel_without_a_readable_range(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    low, high = map(int, processes.EPHEMERAL_RANGE_FILE.read_text().split())
+    monkeypatch.setattr(processes, "EPHEMERAL_RANGE_FILE", tmp_path / "absent")
+    ports = free_ports(3)
+    assert len(set(ports)) == 3 and all(low <= p <= high for p in ports), ports
 
 
 def _spawn(config: Path, *, ignore_term: bool) -> int:

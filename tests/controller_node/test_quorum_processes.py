@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from rackwise.broker.controller_channel import ControllerChannel
+from rackwise.cluster.processes import free_ports
 from rackwise.net import KafkaConnection
 from rackwise.protocol import ApiKey
 from rackwise.records import iter_batches
@@ -30,16 +30,6 @@ from tests.processes import (
 
 NOT_CONTROLLER = 41
 TOPIC_ALREADY_EXISTS = 36
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 @pytest.fixture

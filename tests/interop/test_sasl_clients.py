@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import struct
 import time
 from collections.abc import Iterator
@@ -32,17 +31,12 @@ from kafka.net.compat import KafkaNetClient
 
 from rackwise.common.error_codes import RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL
 from tests.interop.sasl_cluster import SaslCluster, start_sasl_cluster
+from tests.processes import free_port
 
 SCRAM_FAILED = (
     "Authentication failed during authentication due to invalid credentials with SASL "
     "mechanism SCRAM-SHA-512"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -42,14 +42,66 @@ STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 # -- ports -------------------------------------------------------------------------------------
 
 
-def free_ports(count: int, host: str = HOST) -> list[int]:
-    """``count`` distinct ports of ``host`` that nothing listens on right now."""
-    sockets = []
+EPHEMERAL_RANGE_FILE: Final = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LISTEN_PORTS_SPAN: Final = 12_000
+"""How many ports below the kernel's ephemeral range :func:`free_ports` draws from."""
+
+
+def _listen_ports() -> range:
+    """The ports just below the kernel's ephemeral range, or none if it cannot be read.
+
+    The kernel gives an outgoing connection, or a bind to port 0, a port of its ephemeral
+    range (``ip_local_port_range``), so a port picked there may be taken by any client's
+    connection between the pick and the node's bind. A port below that range is only ever
+    taken by a bind that names it."""
     try:
-        for _ in range(count):
+        low = int(EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return range(0)
+    return range(max(1024, low - LISTEN_PORTS_SPAN), low)
+
+
+def _candidates() -> Iterator[int]:
+    """The ports of :func:`_listen_ports` in turn, for ever, from a place that depends on
+    this process's id: two processes picking ports at once start far apart, and one process
+    hands a port out again only after the whole span."""
+    ports = _listen_ports()
+    if not ports:
+        return
+    start = (os.getpid() * 7919) % len(ports)
+    while True:
+        for i in range(len(ports)):
+            yield ports[(start + i) % len(ports)]
+
+
+_NEXT_PORTS = _candidates()
+
+
+def _bound(host: str, port: int) -> socket.socket | None:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((host, port))
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def free_ports(count: int, host: str = HOST) -> list[int]:
+    """``count`` distinct ports of ``host`` that nothing is bound to right now, below the
+    kernel's ephemeral range where it can be read (see :func:`_listen_ports`), else any the
+    kernel gives."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(len(_listen_ports())):
+            if len(sockets) == count:
+                break
+            if (s := _bound(host, next(_NEXT_PORTS))) is not None:
+                sockets.append(s)
+        while len(sockets) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
             sockets.append(s)
+            s.bind((host, 0))
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,14 +16,10 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from tests.processes import free_port
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 START_TIMEOUT_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_for_line(log: Path, text: str, process: subprocess.Popen[bytes]) -> None:
@@ -77,7 +72,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
         "SPARK_LOG_DIR": str(logs),
         "PYSPARK_PYTHON": sys.executable,
     }
-    port, web = _free_port(), _free_port()
+    port, web = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
     started: list[subprocess.Popen[bytes]] = []
     try:
@@ -104,9 +99,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
                 "--host",
                 "127.0.0.1",
                 "--port",
-                str(_free_port()),
+                str(free_port()),
                 "--webui-port",
-                str(_free_port()),
+                str(free_port()),
                 "--cores",
                 "1",
                 "--memory",
