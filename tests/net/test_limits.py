@@ -17,6 +17,7 @@ from rackwise.net.limits import (
     LogThrottle,
     MemoryPool,
     ServerLimits,
+    since_last,
 )
 from tests.net.helpers import run
 
@@ -133,3 +134,19 @@ def test_log_throttle_speaks_once_per_interval_and_counts_the_rest() -> None:
     now[0] = 60.0
     assert throttle.due("quota") == 1000
     assert throttle.due("quota") is None
+
+
+def test_log_throttle_without_a_clock_keeps_the_running_loops_time() -> None:
+    throttle = LogThrottle(60.0)  # made before any loop runs, as a server's are
+
+    async def twice() -> tuple[int | None, int | None]:
+        return throttle.due("failed"), throttle.due("failed")
+
+    assert run(twice()) == (0, None)
+    with pytest.raises(RuntimeError, match="no running event loop"):
+        throttle.due("failed")
+
+
+def test_since_last_names_what_went_unlogged_only_when_something_did() -> None:
+    assert since_last(0, "failed") == ""
+    assert since_last(3, "failed attempts") == " (3 more failed attempts since the last line)"

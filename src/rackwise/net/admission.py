@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from rackwise.net.frames import FrameStream
-from rackwise.net.limits import ConnectionQuotas, LogThrottle, ServerLimits
+from rackwise.net.limits import ConnectionQuotas, LogThrottle, ServerLimits, since_last
 from rackwise.net.sockets import RESOURCE_ERRNOS, peer_address
 from rackwise.security import ANONYMOUS, KafkaPrincipal
 from rackwise.security.protocols import PLAINTEXT
@@ -146,12 +146,8 @@ class Admission:
         """The connections open, by their task."""
         self.closed = False
         """Whether the server closed (:meth:`close`): nothing more is admitted."""
-        self._throttle: LogThrottle | None = None
+        self._throttle = LogThrottle(limits.log_interval_s)
         self._next_id = 0
-
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start the refusal log's clock (the loop's)."""
-        self._throttle = LogThrottle(self.limits.log_interval_s, loop.time)
 
     def close(self) -> None:
         """Admit nothing more (the server is closing)."""
@@ -175,7 +171,7 @@ class Admission:
             self._admit(accepted, address)
 
     def _accept_failed(self, error: OSError) -> None:
-        unlogged = self._due(f"accept-{error.errno}")
+        unlogged = self._throttle.due(f"accept-{error.errno}")
         if unlogged is None:
             return
         if error.errno in RESOURCE_ERRNOS:
@@ -186,11 +182,11 @@ class Admission:
                 error.strerror,
                 error.errno,
                 ACCEPT_RETRY_DELAY_S,
-                _since_last(unlogged, "failed attempts"),
+                since_last(unlogged, "failed attempts"),
             )
         else:
             LOG.warning(
-                "%s: accept failed: %s%s", self.name, error, _since_last(unlogged, "failures")
+                "%s: accept failed: %s%s", self.name, error, since_last(unlogged, "failures")
             )
 
     def _admit(self, sock: socket.socket, address: Any) -> None:
@@ -201,14 +197,14 @@ class Admission:
         refusal = self.quotas.try_open(ip)
         if refusal is not None:
             sock.close()
-            unlogged = self._due("quota")
+            unlogged = self._throttle.due("quota")
             if unlogged is not None:
                 LOG.info(
                     "%s: rejected the connection from %s: %s%s",
                     self.name,
                     peer,
                     refusal,
-                    _since_last(unlogged, "rejected"),
+                    since_last(unlogged, "rejected"),
                 )
             return
         self._next_id += 1
@@ -226,10 +222,6 @@ class Admission:
         if task is not None:
             self.clients.pop(task, None)
         self.quotas.close(client.connection.ip)
-
-    def _due(self, kind: str) -> int | None:
-        assert self._throttle is not None
-        return self._throttle.due(kind)
 
     # ---- idle connections ------------------------------------------------------------------
 
@@ -259,7 +251,3 @@ class Admission:
                         "%s: closing the idle connection from %s", self.name, client.connection.peer
                     )
                 task.cancel()
-
-
-def _since_last(unlogged: int, what: str) -> str:
-    return f" ({unlogged} more {what} since the last line)" if unlogged else ""

@@ -193,9 +193,11 @@ class ConnectionQuotas:
 
 class LogThrottle:
     """Decides when a refusal that repeats is logged again: at most once per ``interval_s``
-    per kind, and each line can tell how many were left unlogged since the previous one."""
+    per kind, and each line can tell how many were left unlogged since the previous one.
+    ``clock`` defaults to the running event loop's, looked up at each decision, so a throttle
+    can be made before its loop runs."""
 
-    def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
+    def __init__(self, interval_s: float, clock: Callable[[], float] | None = None) -> None:
         self.interval_s = interval_s
         self.clock = clock
         self._last: dict[str, float] = {}
@@ -205,10 +207,16 @@ class LogThrottle:
         """None when a line about ``kind`` was written less than an interval ago (this one is
         counted); otherwise the number of ``kind`` events left unlogged since the last line
         (the caller writes one now)."""
-        now = self.clock()
+        now = self.clock() if self.clock is not None else asyncio.get_running_loop().time()
         last = self._last.get(kind)
         if last is not None and now - last < self.interval_s:
             self._unlogged[kind] = self._unlogged.get(kind, 0) + 1
             return None
         self._last[kind] = now
         return self._unlogged.pop(kind, 0)
+
+
+def since_last(unlogged: int, what: str) -> str:
+    """The end of a throttled line: `` (N more WHAT since the last line)``, or nothing when
+    :meth:`LogThrottle.due` left none unlogged."""
+    return f" ({unlogged} more {what} since the last line)" if unlogged else ""

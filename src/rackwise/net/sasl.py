@@ -52,7 +52,7 @@ from rackwise.common.error_codes import (
 )
 from rackwise.common.logsafe import loggable
 from rackwise.net.admission import ClientConnection
-from rackwise.net.limits import LogThrottle
+from rackwise.net.limits import LogThrottle, since_last
 from rackwise.protocol import ApiKey, Request, Response, response_to
 from rackwise.security import KafkaPrincipal
 from rackwise.security.principal import USER_TYPE
@@ -100,7 +100,9 @@ class SaslServerConfig:
     """Connections authenticated on this listener (their first login, not a renewal)."""
     reauthentications: int = 0
     """Sessions renewed within ``connections.max.reauth.ms`` (KIP-368)."""
-    _throttle: LogThrottle | None = field(default=None, repr=False)
+    _throttle: LogThrottle = field(
+        default_factory=lambda: LogThrottle(FAILURE_LOG_INTERVAL_S), repr=False
+    )
 
     def server_for(self, mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
@@ -113,19 +115,16 @@ class SaslServerConfig:
 
     def note_failure(self, name: str, peer: str, mechanism: str, reason: str) -> None:
         self.failures += 1
-        if self._throttle is None:
-            self._throttle = LogThrottle(FAILURE_LOG_INTERVAL_S, asyncio.get_running_loop().time)
         unlogged = self._throttle.due("failed")
         if unlogged is None:
             return
-        more = f" ({unlogged} more failed since the last line)" if unlogged else ""
         LOG.info(
             "%s: failed authentication with %s (%s): %s%s",
             name,
             peer,
             mechanism,
             loggable(reason),
-            more,
+            since_last(unlogged, "failed"),
         )
 
 

@@ -49,7 +49,7 @@ from typing import Final
 
 from rackwise.net.admission import Admission, ClientState, enter_connection
 from rackwise.net.frames import FrameStream
-from rackwise.net.limits import LogThrottle, MemoryPool, ServerLimits
+from rackwise.net.limits import LogThrottle, MemoryPool, ServerLimits, since_last
 from rackwise.net.pipelining import Handler, RequestPipeline
 from rackwise.net.sasl import FAILURE_LOG_INTERVAL_S, SaslServerConfig
 from rackwise.net.sockets import listen
@@ -106,7 +106,7 @@ class KafkaServer:
         self.transport_authentications = 0
         """Connections whose transport authenticated them on a listener without SASL: each
         PLAINTEXT connection, each TLS one with its principal."""
-        self._failure_log: LogThrottle | None = None
+        self._failure_log = LogThrottle(FAILURE_LOG_INTERVAL_S)
         self.sasl = sasl
         self._pipeline = RequestPipeline(
             handler, listener, self.name, self.pool, max_request_bytes, sasl
@@ -122,7 +122,6 @@ class KafkaServer:
         if self._sockets:
             raise RuntimeError(f"BUG: the {self.name} server is already started")
         loop = asyncio.get_running_loop()
-        self._admission.start(loop)
         self._sockets = await listen(self.host, self.requested_port)
         self._tasks = [
             loop.create_task(self._admission.accept_loop(sock)) for sock in self._sockets
@@ -252,19 +251,15 @@ class KafkaServer:
         """One line for a failed TLS authentication, at most one per kind of failure every
         :data:`~rackwise.net.sasl.FAILURE_LOG_INTERVAL_S`, telling how many went unlogged
         since the last (a flood of refused handshakes costs the log a line per interval)."""
-        if self._failure_log is None:
-            clock = asyncio.get_running_loop().time
-            self._failure_log = LogThrottle(FAILURE_LOG_INTERVAL_S, clock)
         unlogged = self._failure_log.due(kind)
         if unlogged is None:
             return
-        more = f" ({unlogged} more failed since the last line)" if unlogged else ""
         LOG.info(
             "%s: Failed authentication with %s (%s)%s",
             self.name,
             client.connection.peer,
             reason,
-            more,
+            since_last(unlogged, "failed"),
         )
 
     @property
