@@ -155,6 +155,7 @@ def test_kafka_python_reports_the_failed_login(
                 sasl_plain_username="alice",
                 sasl_plain_password="wrong",
                 max_block_ms=3000,
+                bootstrap_timeout_ms=3000,  # kafka-python's default waits 30 s for the refusal
                 kafka_client=client,
             )
     finally:  # a producer whose constructor raised leaves its client, and its sockets, open
