@@ -226,6 +226,14 @@ def test_up_again_refuses_another_shape(tmp_path: Path) -> None:
         up(tmp_path, num_brokers=None, racks=["/a", "/c"])
 
 
+def test_up_again_refuses_to_secure_a_plaintext_cluster_in_place(tmp_path: Path) -> None:
+    nodes = plan_cluster(1, None, [1, 2])
+    save_states(tmp_path, [NodeState(n, None) for n in nodes])
+    with pytest.raises(ClusterError, match="holds a PLAINTEXT cluster, made without --security"):
+        up(tmp_path, num_brokers=1, security="sasl_ssl")
+    assert os.listdir(tmp_path) == ["cluster.json"]  # no certificate, password or settings
+
+
 def test_up_again_keeps_each_nodes_properties_and_refuses_another_placer(tmp_path: Path) -> None:
     nodes = plan_cluster(1, None, [1, 2])
     save_states(tmp_path, [NodeState(n, None) for n in nodes])

@@ -283,13 +283,15 @@ def up(
     with interruptible() as signals:
         _check_directory(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        existing = load_states(directory) is not None
         states = _plan_or_reuse(directory, num_brokers, racks, num_controllers)
         count = log_dirs_count(directory, states, log_dirs)
-        secured = cluster_security(directory, security, [s.spec.name for s in states])
+        names = [s.spec.name for s in states]
+        secured = cluster_security(directory, security, names, existing=existing)
         new = new_configs(directory, states, placer, overrides, count, secured)
         _check_ports(directory, states)
         with signals.held():
-            if load_states(directory) is None:
+            if not existing:
                 save_states(directory, states)  # a cluster is recorded before its files
             write_configs(directory, states, new)
             if secured is not None:

@@ -191,14 +191,21 @@ class ClusterSecurity:
 
 
 def cluster_security(
-    directory: Path, mode: str | None, node_names: Sequence[str] = ()
+    directory: Path, mode: str | None, node_names: Sequence[str] = (), *, existing: bool = False
 ) -> ClusterSecurity | None:
     """The security of the cluster in ``directory``: ``mode`` (``--security``) for a new one;
     for one that has its files, the mode its ``client.properties`` records, which ``mode``
-    must be. None: plaintext."""
+    must be. An ``existing`` cluster without that file is a plaintext one: its nodes'
+    ``.properties`` are kept, so it cannot be secured in place. None: plaintext."""
     recorded = recorded_mode(directory)
     if mode is not None and mode not in MODES:
         raise ClusterError(f"--security {mode}: expected one of {', '.join(MODES)}")
+    if recorded is None and existing and mode not in (None, "plaintext"):
+        raise ClusterError(
+            f"{directory} holds a PLAINTEXT cluster, made without --security: it cannot be "
+            f"secured with --security {mode} in place: run `rackwise cluster down --dir "
+            f"{directory}` and remove it, or use another --dir"
+        )
     if recorded is not None and mode is not None and mode != recorded:
         raise ClusterError(
             f"{directory} holds a cluster secured with --security {recorded}, not {mode}: "
