@@ -3,8 +3,10 @@
 #
 #   1. `rackwise demo`: one topic placed by Kafka's rack-aware placer and by the multi-level
 #      placer (KIP-879) on a stretch cluster, side by side.
-#   2. A stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers over
-#      3 data centres x 2 racks, placing with the multi-level placer.
+#   2. A secured stretch cluster of real processes on 127.0.0.1: a controller and 6 brokers
+#      over 3 data centres x 2 racks, placing with the multi-level placer, every listener
+#      SASL_SSL (a private CA, SCRAM-SHA-512 for the admin, the StandardAuthorizer on); every
+#      command below reaches it with the admin's client.properties (--command-config).
 #   3. A topic created through the wire protocol and described as kafka-topics does; a
 #      CreateReplicaPlacement answer as reassignment JSON; 100,000 records produced to it and
 #      consumed back with rackwise producer-perf-test and consumer-perf-test.
@@ -23,7 +25,8 @@ cd "$(dirname "$0")/.."
 
 BIN=.venv/bin
 RUN_DIR=${RUN_DIR:-run}
-CLUSTER=$RUN_DIR/cluster
+CLUSTER=$RUN_DIR/stretch
+CONFIG=$CLUSTER/client.properties
 RACKS=/dc1/r1,/dc1/r2,/dc2/r1,/dc2/r2,/dc3/r1,/dc3/r2
 JVM_NOTICE=$RUN_DIR/.jvm-notice-shown
 
@@ -51,9 +54,9 @@ rm -f "$JVM_NOTICE"
 step "Rack-aware vs multi-level placement of one topic on a stretch cluster (rackwise demo)"
 "$BIN/rackwise" demo
 
-step "A stretch cluster: 1 controller, 6 brokers in 3 data centres x 2 racks, 2 log dirs each"
+step "A secured stretch cluster: 1 controller, 6 brokers in 3 DCs x 2 racks, 2 log dirs, SASL_SSL"
 "$BIN/rackwise" cluster up --brokers 6 --racks "$RACKS" --placer multi-level --dir "$CLUSTER" \
-    --log-dirs 2 --override replica.selector.class=multi-level
+    --log-dirs 2 --override replica.selector.class=multi-level --security sasl_ssl
 stop_cluster() {
     step "The cluster stopped: the brokers, then the controller"
     "$BIN/rackwise" cluster down --dir "$CLUSTER"
@@ -69,35 +72,40 @@ PY
 )
 
 step "A topic placed by the multi-level placer: every partition in three data centres"
-"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
-    --topic orders --partitions 6 --replication-factor 3
-"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --describe --topic orders
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" --create \
+    --if-not-exists --topic orders --partitions 6 --replication-factor 3
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" --describe \
+    --topic orders
 
 step "CreateReplicaPlacement (KIP-879): what the cluster would do, as reassignment JSON"
-"$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --partitions 3 --replication-factor 3
+"$BIN/rackwise" placement --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" \
+    --partitions 3 --replication-factor 3
 
 step "100,000 records of 1 KiB produced to 'orders' (RF 3, acks=all) and consumed back"
 "$BIN/rackwise" producer-perf-test --topic orders --num-records 100000 --record-size 1024 \
-    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
-"$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --topic orders \
-    --messages 100000 --timeout 30000
+    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all \
+    --command-config "$CONFIG"
+"$BIN/rackwise" consumer-perf-test --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" \
+    --topic orders --messages 100000 --timeout 30000
 
 step "Broker 1's log directories, as kafka-log-dirs.sh prints them"
-"$BIN/rackwise" log-dirs --describe --bootstrap-server "$BOOTSTRAP" --broker-list 1 \
-    --topic-list orders
+"$BIN/rackwise" log-dirs --describe --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" \
+    --broker-list 1 --topic-list orders
 
 step "A topic placed badly on purpose: partitions 0-3 with two replicas in /dc1"
-"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
-    --topic skewed --replica-assignment 1:2:3,2:1:4,1:2:5,2:1:6,1:3:5,2:4:6
+"$BIN/rackwise" topics --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" --create \
+    --if-not-exists --topic skewed --replica-assignment 1:2:3,2:1:4,1:2:5,2:1:6,1:3:5,2:4:6
 "$BIN/rackwise" producer-perf-test --topic skewed --num-records 20000 --record-size 1024 \
-    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all
+    --throughput -1 --producer-props "bootstrap.servers=$BOOTSTRAP" acks=all \
+    --command-config "$CONFIG"
 
 step "The running cluster audited through its admin APIs"
-"$BIN/rackwise" pipeline audit --bootstrap-server "$BOOTSTRAP" --out "$RUN_DIR/live-audit"
+"$BIN/rackwise" pipeline audit --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" \
+    --out "$RUN_DIR/live-audit"
 
 step "The plan carried out in safe batches under a 10 MB/s throttle, then audited again"
-"$BIN/rackwise" rebalance --bootstrap-server "$BOOTSTRAP" --strategy multi-level \
-    --throttle 10000000 --execute
+"$BIN/rackwise" rebalance --bootstrap-server "$BOOTSTRAP" --command-config "$CONFIG" \
+    --strategy multi-level --throttle 10000000 --execute
 
 stop_cluster
 trap - EXIT
