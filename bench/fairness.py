@@ -49,12 +49,12 @@ SIZE = struct.Struct(">i")
 READY_TIMEOUT_S = 60
 
 
+# ---- processes ---------------------------------------------------------------------------------
+
+
 def free_port() -> int:
     (port,) = free_ports(1)
     return port
-
-
-# ---- processes ---------------------------------------------------------------------------------
 
 
 class Process:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import signal
 import socket
@@ -61,20 +62,10 @@ def _listen_ports() -> range:
     return range(max(1024, low - LISTEN_PORTS_SPAN), low)
 
 
-def _candidates() -> Iterator[int]:
-    """The ports of :func:`_listen_ports` in turn, for ever, from a place that depends on
-    this process's id: two processes picking ports at once start far apart, and one process
-    hands a port out again only after the whole span."""
-    ports = _listen_ports()
-    if not ports:
-        return
-    start = (os.getpid() * 7919) % len(ports)
-    while True:
-        for i in range(len(ports)):
-            yield ports[(start + i) % len(ports)]
-
-
-_NEXT_PORTS = _candidates()
+_TURN = itertools.count(os.getpid() * 7919)
+"""Where :func:`free_ports` tries next in :func:`_listen_ports` (modulo its length): from a
+place set by this process's id, so two processes picking at once start far apart, and in
+turn, so one process hands a port out again only after the whole span."""
 
 
 def _bound(host: str, port: int) -> socket.socket | None:
@@ -91,12 +82,13 @@ def free_ports(count: int, host: str = HOST) -> list[int]:
     """``count`` distinct ports of ``host`` that nothing is bound to right now, below the
     kernel's ephemeral range where it can be read (see :func:`_listen_ports`), else any the
     kernel gives."""
+    ports = _listen_ports()
     sockets: list[socket.socket] = []
     try:
-        for _ in range(len(_listen_ports())):
+        for _ in range(len(ports)):
             if len(sockets) == count:
                 break
-            if (s := _bound(host, next(_NEXT_PORTS))) is not None:
+            if (s := _bound(host, ports[next(_TURN) % len(ports)])) is not None:
                 sockets.append(s)
         while len(sockets) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
